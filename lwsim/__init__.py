@@ -1,0 +1,9 @@
+"""lwsim: a framework-free reference simulator and theory checker for gated RNNs.
+
+Spec: ../shared/spec (01-cells … 05-experiments). Start with :func:`make_cell`.
+"""
+from .cells import BACKENDS, CELL_NAMES, SCHEMES, Cell, make_cell
+from .reference import Trace
+
+__version__ = "0.1.0"
+__all__ = ["BACKENDS", "CELL_NAMES", "SCHEMES", "Cell", "Trace", "make_cell", "__version__"]
