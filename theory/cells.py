@@ -345,6 +345,10 @@ def _lambdified(kind: str, *key):
     else:
         m = _update_map(*key)
         expr, syms = m.new_state, m.syms
+    extra = expr.free_symbols - set(syms.args)
+    if extra:
+        raise ValueError(f"cannot lambdify: free symbols {sorted(map(str, extra))} are not inputs "
+                         "(use a numeric s for the NumPy functions)")
     f = sp.lambdify(syms.args, expr, modules="numpy", cse=True)
     return f, syms
 
