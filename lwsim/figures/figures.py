@@ -34,6 +34,8 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     all_runs = [r for runs in groups.values() for r in runs]
     done = run_grid(all_runs, cache_dir=cache, jobs=jobs, force=force, progress=progress,
                     desc=f"lwsim.figures [{preset}]")
+    st = run_grid.last_stats
+    print(f"runs: {st['total']} total, {st['computed']} computed, {st['cached']} cached", flush=True)
     results = {g: [(r.config, done[r]) for r in runs] for g, runs in groups.items()}
     Path(out).mkdir(parents=True, exist_ok=True)
     rendered = {}

@@ -122,4 +122,5 @@ def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc
                     bar.update()
     finally:
         bar.close()
+    run_grid.last_stats = {"total": len(runs), "computed": len(todo), "cached": len(runs) - len(todo)}
     return {run: results[run] for run in runs}

@@ -1,0 +1,147 @@
+"""numba kernels for the hot loops of the diagnostics (02-diagnostics.md §2.3, §2.5, §2.7).
+
+Deterministic: serial loops (no prange, no fastmath), so results do not depend on threads.
+Layout: per-step arrays are (B, T, H) float64, index t − 1 for step t; states/tangents
+(B, T+1, H) with index k for time k; Λ of source k at index k − 1 (it uses h_{k−1}).
+
+For a fixed end time t the kernels walk ℓ = 1, 2, … keeping the running product
+Π_{j=t−ℓ+1}^{t} d_j and the running sum Σ_{j=t−ℓ+1}^{t} r_j/d_j. These are exactly the windowed
+prefix sums of §2.3 (exp(P_t − P_{t−ℓ}) and Q_t − Q_{t−ℓ}) evaluated without exp/log, so the
+cost stays O(T·L·H) and the formula Γ_{t,ℓ} = Π d (1 + Σ r/d) is unchanged; the NumPy engine
+evaluates the same formula with the log-space prefix sums themselves.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def gamma_table(d, rd, e, lags, order, out):
+    """out[i, t−1, b, q] = e_t Π d (1 + Σ r/d) (order 1) or e_t Π d (order 0) at lag lags[i].
+
+    ``out`` (n_lags, T, B, H) must be pre-filled (NaN); invalid (t, ℓ) (t − ℓ < 1) stay untouched.
+    """
+    B, T, H = d.shape
+    n = lags.shape[0]
+    lmax_all = lags[n - 1]
+    prod = np.empty(H)
+    acc = np.empty(H)
+    for b in range(B):
+        for t in range(2, T + 1):
+            for q in range(H):
+                prod[q] = 1.0
+                acc[q] = 0.0
+            lmax = min(lmax_all, t - 1)
+            li = 0
+            for ell in range(1, lmax + 1):
+                j = t - ell                      # array index of d_{t−ℓ+1}
+                for q in range(H):
+                    prod[q] *= d[b, j, q]
+                    acc[q] += rd[b, j, q]
+                if ell == lags[li]:
+                    for q in range(H):
+                        g = prod[q] * e[b, t - 1, q]
+                        if order == 1:
+                            g = g * (1.0 + acc[q])
+                        out[li, t - 1, b, q] = g
+                    li += 1
+                    if li == n:
+                        break
+
+
+TILE = 4          # end times processed together: the rows d_{t−ℓ+1} they read overlap (cache reuse)
+# (indexing the 3-D arrays directly rather than through row views keeps the inner loops free of
+#  reference counting; both matter for speed, neither changes the arithmetic)
+
+
+@njit(cache=True)
+def envelope_accumulate(d, rd, e, lam, lags, order, acc_mu, acc_g0, cnt):
+    """acc_mu[i, q] += |Λ_q(b, t−ℓ) Γ_q(t, ℓ)|, acc_g0[i, q] += |Γ⁰_q(t, ℓ)|, cnt[i] += 1 over
+    valid (b, t) (t − ℓ ≥ 1), ℓ = lags[i]. Γ is first order (order 1) or Γ⁰ (order 0).
+
+    End times are processed in tiles of TILE consecutive t (same arithmetic per (t, ℓ), fixed
+    summation order, so the result is deterministic)."""
+    B, T, H = d.shape
+    n = lags.shape[0]
+    lmax_all = lags[n - 1]
+    prod = np.empty((TILE, H))
+    acc = np.empty((TILE, H))
+    for b in range(B):
+        for t0 in range(2, T + 1, TILE):
+            nb = min(TILE, T + 1 - t0)
+            prod[:] = 1.0
+            acc[:] = 0.0
+            lmax = min(lmax_all, t0 + nb - 2)
+            li = 0
+            for ell in range(1, lmax + 1):
+                hit = ell == lags[li]
+                for i in range(nb):
+                    t = t0 + i
+                    if ell > t - 1:
+                        continue
+                    j = t - ell                              # index of d_{t−ℓ+1}
+                    for q in range(H):
+                        prod[i, q] *= d[b, j, q]
+                        acc[i, q] += rd[b, j, q]
+                    if hit:
+                        k0 = j - 1                           # Λ index of source k = t − ℓ
+                        if order == 1:
+                            for q in range(H):
+                                g0 = prod[i, q] * e[b, t - 1, q]
+                                acc_mu[li, q] += abs(lam[b, k0, q] * g0 * (1.0 + acc[i, q]))
+                                acc_g0[li, q] += abs(g0)
+                        else:
+                            for q in range(H):
+                                g0 = prod[i, q] * e[b, t - 1, q]
+                                acc_mu[li, q] += abs(lam[b, k0, q] * g0)
+                                acc_g0[li, q] += abs(g0)
+                        cnt[li] += 1
+                if hit:
+                    li += 1
+                    if li == n:
+                        break
+
+
+@njit(cache=True)
+def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
+    """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (02 §2.7). Tiled like envelope_accumulate."""
+    B, T, H = d.shape
+    n = lags.shape[0]
+    lmax_all = lags[n - 1]
+    prod = np.empty((TILE, H))
+    acc = np.empty((TILE, H))
+    for b in range(B):
+        for t0 in range(2, T + 1, TILE):
+            nb = min(TILE, T + 1 - t0)
+            prod[:] = 1.0
+            acc[:] = 0.0
+            lmax = min(lmax_all, t0 + nb - 2)
+            li = 0
+            for ell in range(1, lmax + 1):
+                hit = ell == lags[li]
+                for i in range(nb):
+                    t = t0 + i
+                    if ell > t - 1 or weight[t - 1] == 0.0:
+                        continue
+                    j = t - ell
+                    for q in range(H):
+                        prod[i, q] *= d[b, j, q]
+                        acc[i, q] += rd[b, j, q]
+                    if hit:
+                        k = t - ell
+                        s = 0.0
+                        if order == 1:
+                            for q in range(H):
+                                s += (lam[b, k - 1, q] * (prod[i, q] * e[b, t - 1, q] * (1.0 + acc[i, q]))
+                                      * delta[b, t - 1, q] * v[b, k, q])
+                        else:
+                            for q in range(H):
+                                s += lam[b, k - 1, q] * (prod[i, q] * e[b, t - 1, q]) * delta[b, t - 1, q] * v[b, k, q]
+                        psi[li, b] += s
+                        cnt[li, b] += 1.0
+                if hit:
+                    li += 1
+                    if li == n:
+                        break

@@ -1,0 +1,181 @@
+"""Effective learning rates μ = Λ Γ and the envelope f(ℓ) (02-diagnostics.md §2.5).
+
+    μ^{(q)}_{b,t,ℓ} = Λ^{(q)}_ℓ(b, t−ℓ) Γ^{(q)}_{b,t,ℓ}
+    f(ℓ)       = ⟨Σ_q |μ^{(q)}_{t,ℓ}|⟩                      over valid (b, t), t − ℓ ≥ 1
+    f_exact(ℓ) = ⟨Σ_q |Λ^{(q)} [M_{t,t−ℓ}]_qq|⟩            (exact transports, :func:`exact_envelope`)
+    f_gates(ℓ) = η ⟨Σ_q |Γ^{0,(q)}_{t,ℓ}|⟩,   R(ℓ) = f(ℓ) / f_gates(ℓ)
+    m_q(ℓ)     = ⟨|μ^{(q)}_{t,ℓ}|⟩                          (per neuron, for the time scales §2.6)
+
+plus the per-lag mean and spread (standard deviation) of Λ over the valid (b, k = t−ℓ, q) and
+the Spearman correlation between the per-neuron rate Λ^{(q)} and the time scale τ_q.
+Λ is the Rayleigh-quotient form (``form="rayleigh"``, lag-dependent through the source state
+h_{k−1}) or the row mean (``form="rowmean"``), see :mod:`.rates`. For the LSTM, Γ and Γ⁰ carry the
+read-out e_t (§2.3), so f_gates does too.
+
+Sequences are processed in chunks of ``chunk`` (memory O(chunk·T·H)); the accumulation over
+(b, t, ℓ, q) runs in a numba kernel (``engine="numba"``) or in NumPy with the log-space prefix
+sums (``engine="numpy"``), O(B·T·L·H) either way.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .gamma import _check_factors, gate_factors, prefix_sums
+from .rates import base_rate, recurrent_rates, source_rates
+from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, check_order,
+                    check_progress, need_gated, progress_iter)
+
+
+@dataclass
+class Envelope:
+    """Result of :func:`envelope`. Arrays per lag (n_lags,) unless noted."""
+    lags: np.ndarray
+    f: np.ndarray              # ⟨Σ_q |μ|⟩
+    f_gates: np.ndarray        # η ⟨Σ_q |Γ⁰|⟩
+    ratio: np.ndarray          # R = f / f_gates
+    m: np.ndarray              # (n_lags, H) ⟨|μ_q|⟩
+    count: np.ndarray          # valid (b, t) pairs per lag
+    lam_mean: np.ndarray       # mean of Λ over valid (b, k, q)
+    lam_std: np.ndarray        # its standard deviation (spread)
+    lam_neuron: np.ndarray     # (H,) Λ^{(q)} averaged over all (b, k)
+    eta: float
+    order: int
+    form: str
+
+    def to_dict(self):
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class ExactEnvelope:
+    """Result of :func:`exact_envelope`: f_exact, per-neuron m_exact and the off-diagonal energy."""
+    lags: np.ndarray
+    f: np.ndarray              # ⟨Σ_q |Λ_q [M]_qq|⟩
+    m: np.ndarray              # (n_lags, H)
+    count: np.ndarray
+    offdiag: np.ndarray        # ⟨‖M − diag M‖_F / ‖M‖_F⟩
+    form: str
+
+    def to_dict(self):
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
+
+
+def accumulate_numpy(d, r, readout, lam, lags, order, acc_mu, acc_g0, cnt):
+    """NumPy engine (same contract as ``_kernels.envelope_accumulate`` but on (T, B, H) arrays):
+    Γ_{t,ℓ} = exp(P_t − P_{t−ℓ})(1 + Q_t − Q_{t−ℓ}) for t = ℓ+1 … T, one vectorised pass per lag."""
+    T, B, H = d.shape
+    P, Q = prefix_sums(d, r if order == 1 else None)
+    for i, ell in enumerate(lags):
+        g0 = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
+        if readout is not None:
+            g0 = g0 * readout[ell:]
+        g = g0 * (1.0 + Q[ell + 1:] - Q[1:T + 1 - ell]) if order == 1 else g0
+        acc_mu[i] += np.abs(lam[:T - ell] * g).sum(axis=(0, 1))
+        acc_g0[i] += np.abs(g0).sum(axis=(0, 1))
+        cnt[i] += (T - ell) * B
+
+
+def accumulate(d, r, readout, lam, lags, order, engine, acc_mu, acc_g0, cnt):
+    """Add one chunk's Σ|μ|, Σ|Γ⁰| and counts; d, r, readout, lam (T, B, H)."""
+    if engine == "numpy":
+        return accumulate_numpy(d, r, readout, lam, lags, order, acc_mu, acc_g0, cnt)
+    from . import _kernels
+    T, B, H = d.shape
+    e = np.ones((B, T, H)) if readout is None else btH(readout)
+    _kernels.envelope_accumulate(btH(d), btH(r / d), e, btH(lam), lags, order, acc_mu, acc_g0, cnt)
+
+
+def _lambda_stats(s1, s2, n_k, lags, T):
+    """Per-lag mean/std of Λ over k = 1 … T − ℓ from per-source sums s1, s2 (T,) and counts n_k."""
+    c1, c2, cn = np.cumsum(s1), np.cumsum(s2), np.cumsum(n_k)
+    idx = T - lags - 1
+    mean = c1[idx] / cn[idx]
+    var = np.maximum(c2[idx] / cn[idx] - mean ** 2, 0.0)
+    return mean, np.sqrt(var)
+
+
+def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=16,
+             backend="numpy", engine="numba", progress=True):
+    """Envelope f(ℓ), f_gates(ℓ), R(ℓ), m_q(ℓ) and Λ statistics (§2.5) over the batch x (T, B, D).
+
+    rates: η (SGD), ``opt.rates()`` dict or the optimizer; eta: the η of f_gates (default: the SGD
+    number or the optimizer's lr; required with a bare dict). lags: int L or increasing lags.
+    """
+    need_gated(cell, "the envelope")
+    x = cell.check_x(x)
+    order, engine = check_order(order), check_engine(engine)
+    chunk, progress = check_chunk(chunk), check_progress(progress)
+    T, B, _ = x.shape
+    H = cell.n_hidden
+    lags = check_lags(lags, T)
+    lam = recurrent_rates(cell, rates)
+    eta = base_rate(rates, eta)
+    n = lags.size
+    acc_mu, acc_g0, cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
+    s1, s2, n_k, lam_neuron = np.zeros(T), np.zeros(T), np.zeros(T), np.zeros(H)
+    sl = batch_slices(B, chunk)
+    for s in progress_iter(sl, len(sl), f"envelope ({cell.name})", progress):
+        fac = gate_factors(cell, params, x[:, s], backend)
+        lam_src = source_rates(lam, fac.trace.h, form)
+        d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
+        accumulate(d, r, e, lam_src, lags, order, engine, acc_mu, acc_g0, cnt)
+        s1 += lam_src.sum(axis=(1, 2))
+        s2 += (lam_src * lam_src).sum(axis=(1, 2))
+        n_k += lam_src.shape[1] * H
+        lam_neuron += lam_src.sum(axis=(0, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = acc_mu / cnt[:, None]
+        f = m.sum(axis=1)
+        f_gates = eta * (acc_g0 / cnt[:, None]).sum(axis=1)
+        ratio = f / f_gates
+    lam_mean, lam_std = _lambda_stats(s1, s2, n_k, lags, T)
+    return Envelope(lags=lags, f=f, f_gates=f_gates, ratio=ratio, m=m, count=cnt,
+                    lam_mean=lam_mean, lam_std=lam_std, lam_neuron=lam_neuron / (T * B),
+                    eta=float(eta), order=order, form=form)
+
+
+def exact_envelope(cell, params, x, rates, lags, *, form="rayleigh", chunk=4, backend="numpy",
+                   progress=True):
+    """f_exact(ℓ) = ⟨Σ_q |Λ_q [M_{t,t−ℓ}]_qq|⟩ from exact transports (LSTM: the cell-path diagonal
+    of :func:`lwsim.diagnostics.transport.neuron_transport_diagonals`), with the same Λ form as
+    :func:`envelope`, and the mean off-diagonal energy fraction. Cost O(B·T·L·S³): small cases;
+    see :func:`lwsim.diagnostics.envelope_fidelity` for the sampled version."""
+    from .transport import neuron_transport_diagonals
+    x = cell.check_x(x)
+    chunk, progress = check_chunk(chunk), check_progress(progress)
+    T, B, _ = x.shape
+    H = cell.n_hidden
+    lags = check_lags(lags, T)
+    lam = recurrent_rates(cell, rates)
+    n = lags.size
+    acc, off, cnt = np.zeros((n, H)), np.zeros(n), np.zeros(n, dtype=np.int64)
+    sl = batch_slices(B, chunk)
+    for s in progress_iter(sl, len(sl), f"exact envelope ({cell.name})", progress):
+        xs = x[:, s]
+        D, fr = neuron_transport_diagonals(cell, params, xs, lags, backend=backend, chunk=xs.shape[1],
+                                           progress=False, with_offdiag=True)
+        lam_src = source_rates(lam, cell.forward(params, xs, backend=backend).h, form)
+        for i, ell in enumerate(lags):
+            acc[i] += np.abs(lam_src[:T - ell] * D[i, ell:]).sum(axis=(0, 1))
+            off[i] += fr[i, ell:].sum()
+            cnt[i] += (T - ell) * xs.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = acc / cnt[:, None]
+        return ExactEnvelope(lags=lags, f=m.sum(axis=1), m=m, count=cnt, offdiag=off / cnt, form=form)
+
+
+def rate_timescale_spearman(lam_neuron, tau):
+    """Spearman ρ (and p-value) between Λ^{(q)} and τ_q over neurons with a defined τ (NaN dropped;
+    τ = ∞ ranks last). Fewer than 3 usable neurons → (nan, nan)."""
+    from scipy.stats import spearmanr
+    lam_neuron = np.asarray(lam_neuron, dtype=np.float64)
+    tau = np.asarray(tau, dtype=np.float64)
+    if lam_neuron.shape != tau.shape or lam_neuron.ndim != 1:
+        raise ValueError(f"lam_neuron and tau must be 1-D of equal length, got {lam_neuron.shape} and {tau.shape}")
+    ok = ~np.isnan(tau) & np.isfinite(lam_neuron)
+    if ok.sum() < 3 or np.ptp(lam_neuron[ok]) == 0 or np.ptp(np.nan_to_num(tau[ok], posinf=1e300)) == 0:
+        return np.nan, np.nan
+    res = spearmanr(lam_neuron[ok], np.nan_to_num(tau[ok], posinf=np.finfo(float).max))
+    return float(res.statistic), float(res.pvalue)

@@ -1,0 +1,146 @@
+"""First-order per-neuron transport factor Γ and zero-order Γ⁰ (02-diagnostics.md §2.3).
+
+Split the one-step Jacobian J_j = diag(d_j) + E_j, d_j the leak (constgate/sharedgate/diaggate
+1 − s_j; gru "cho" 1 − z_j; gru "torch" z_j; lstm f_j on the cell path) and r_j = diag(J_j) − d_j.
+To first order in E (the Fréchet derivative of the product, §2.10) the diagonal of the transport
+M_{t,t−ℓ} = J_t ⋯ J_{t−ℓ+1} is
+
+    Γ^{(q)}_{t,ℓ} = Π_{j=t−ℓ+1}^{t} d_j^{(q)} · (1 + Σ_{j=t−ℓ+1}^{t} r_j^{(q)} / d_j^{(q)}),
+    Γ^{0,(q)}_{t,ℓ} = Π_{j=t−ℓ+1}^{t} d_j^{(q)}                       (gates only),
+
+computed for all t and ℓ ≤ L at once from the log-space prefix sums P_t = Σ_{j≤t} log d_j and
+Q_t = Σ_{j≤t} r_j/d_j:  Γ_{t,ℓ} = exp(P_t − P_{t−ℓ}) (1 + Q_t − Q_{t−ℓ}),  cost O(T·L·H).
+
+LSTM (cell path): d_j = f_j, r_j = diag(∂c_j/∂h_{j−1}) ⊙ e_{j−1} (the detour c_{j−1} → h_{j−1} →
+c_j), and Γ, Γ⁰ are multiplied by the read-out e_t = o_t ⊙ (1 − tanh² c_t) of the cell into h_t
+(``readout``). e_0 = 0 (h_0 is fixed). The exact counterpart is the diagonal of the total
+cell-path transport ∂h_t/∂c_k = [M_{t,k}]_hh diag(e_k) + [M_{t,k}]_hc (see transport.py); with
+U_o = 0 Γ matches it to first order, with U_o ≠ 0 it omits the first-order read-out term through
+the output gate at step t (the spec's formula, kept as written).
+
+The plain rnn has no leak: Γ raises ValueError for it; only exact transports apply.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cells._common import ln_forward, ln_times_matrix_diag
+from ._util import btH, check_engine, check_lags, check_order, f64, need_gated, to_numpy
+
+
+@dataclass
+class GateFactors:
+    """Per-step ingredients of Γ, each (T, B, H) float64 (index t − 1 for step t).
+
+    d: leak d_t; r: r_t = diag(J_t) − d_t (lstm: diag(∂c_t/∂h_{t−1}) ⊙ e_{t−1});
+    readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass.
+    """
+    d: np.ndarray
+    r: np.ndarray
+    readout: np.ndarray | None
+    trace: object
+
+
+def _lstm_factors(cell, params, x, trace):
+    p = {k: np.asarray(to_numpy(v), dtype=np.float64) for k, v in cell.check_params(params).items()}
+    x = np.asarray(to_numpy(x), dtype=np.float64)
+    h, c = f64(trace.h), f64(trace.c)
+    i, f, g, o = (f64(trace.gates[k]) for k in "ifgo")
+    h_prev, c_prev = h[:-1], c[:-1]
+    if cell.layernorm:
+        a = x @ p["W_g"].T + h_prev @ p["U_g"].T
+        if "b_g" in p:
+            a = a + p["b_g"]
+        _, ahat, sig = ln_forward(np, a, p["ln_gamma"], p["ln_beta"])
+        kd = ln_times_matrix_diag(p["U_g"], p["ln_gamma"], ahat, sig)
+    else:
+        kd = p["U_g"].diagonal()
+    dcdh = (c_prev * f * (1.0 - f) * p["U_f"].diagonal() + g * i * (1.0 - i) * p["U_i"].diagonal()
+            + i * (1.0 - g * g) * kd)
+    e = o * (1.0 - np.tanh(c[1:]) ** 2)
+    e_prev = np.concatenate([np.zeros_like(e[:1]), e[:-1]], axis=0)
+    return dcdh * e_prev, e
+
+
+def gate_factors(cell, params, x, backend="numpy"):
+    """d, r (and the LSTM read-out e) of §2.3 from the cell's trace and Jacobian diagonal."""
+    need_gated(cell, "Γ")
+    trace = cell.forward(params, x, backend=backend)
+    d = f64(trace.leak)
+    if cell.name == "lstm":
+        r, e = _lstm_factors(cell, params, x, trace)
+        return GateFactors(d=d, r=r, readout=e, trace=trace)
+    diag = f64(cell.jacobian_diagonal(params, x, backend=backend))
+    return GateFactors(d=d, r=diag - d, readout=None, trace=trace)
+
+
+def _check_factors(d, r, readout, order):
+    d = f64(d)
+    if d.ndim != 3:
+        raise ValueError(f"d must have shape (T, B, H), got {d.shape}")
+    if not np.all(np.isfinite(d)) or np.any(d <= 0):
+        raise ValueError("d (the leak) must be finite and > 0 (a saturated gate gives d = 0; "
+                         "constgate with s = 1 is the plain rnn, which has no Γ)")
+    if order == 1:
+        if r is None:
+            raise ValueError("r is required for order=1")
+        r = f64(r)
+        if r.shape != d.shape:
+            raise ValueError(f"r must have the shape of d {d.shape}, got {r.shape}")
+        if not np.all(np.isfinite(r)):
+            raise ValueError("r contains NaN or Inf")
+    else:
+        r = np.zeros_like(d)
+    if readout is not None:
+        readout = f64(readout)
+        if readout.shape != d.shape:
+            raise ValueError(f"readout must have the shape of d {d.shape}, got {readout.shape}")
+    return d, r, readout
+
+
+def prefix_sums(d, r=None):
+    """P (T+1, B, H) with P_t = Σ_{j≤t} log d_j and Q_t = Σ_{j≤t} r_j/d_j (P_0 = Q_0 = 0)."""
+    d = f64(d)
+    P = np.zeros((d.shape[0] + 1,) + d.shape[1:])
+    np.cumsum(np.log(d), axis=0, out=P[1:])
+    Q = np.zeros_like(P)
+    if r is not None:
+        np.cumsum(f64(r) / d, axis=0, out=Q[1:])
+    return P, Q
+
+
+def gamma(d, r=None, lags=1, *, order=1, readout=None, engine="numba"):
+    """Γ (order 1) or Γ⁰ (order 0) for every t and lag: (n_lags, T, B, H) float64.
+
+    d, r, readout: (T, B, H) (see :class:`GateFactors`); entry [i, t − 1] is Γ_{t, lags[i]};
+    invalid pairs (t − ℓ < 1) are NaN. ``engine`` "numba" (fused kernel) or "numpy" (prefix sums).
+    """
+    order = check_order(order)
+    engine = check_engine(engine)
+    d, r, readout = _check_factors(d, r, readout, order)
+    T, B, H = d.shape
+    lags = check_lags(lags, T)
+    out = np.full((lags.size, T, B, H), np.nan)
+    if engine == "numba":
+        from . import _kernels
+        e = np.ones((B, T, H)) if readout is None else btH(readout)
+        _kernels.gamma_table(btH(d), btH(r / d), e, lags, order, out)
+        return out
+    P, Q = prefix_sums(d, r)
+    for i, ell in enumerate(lags):
+        g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])           # t = ℓ+1 … T: P_t − P_{t−ℓ}
+        if order == 1:
+            g = g * (1.0 + Q[ell + 1:] - Q[1:T + 1 - ell])
+        if readout is not None:
+            g = g * readout[ell:]
+        out[i, ell:] = g
+    return out
+
+
+def transport_factors(cell, params, x, lags, *, order=1, backend="numpy", engine="numba"):
+    """Γ / Γ⁰ of a cell on a batch: (n_lags, T, B, H) (see :func:`gamma`). Memory n_lags·T·B·H;
+    for envelopes over many sequences use :func:`lwsim.diagnostics.envelope` (streams)."""
+    fac = gate_factors(cell, params, x, backend)
+    return gamma(fac.d, fac.r, lags, order=order, readout=fac.readout, engine=engine)

@@ -1,0 +1,57 @@
+"""Bad inputs raise ValueError/TypeError naming the argument."""
+import numpy as np
+import pytest
+
+import lwsim
+from lwsim import diagnostics as dg
+from cellcases import random_params
+
+RNG = np.random.default_rng(60)
+CELL = lwsim.make_cell("diaggate", n_in=2, n_hidden=3)
+P = random_params(CELL, 0)
+X = RNG.standard_normal((6, 2, 2))
+Y = RNG.standard_normal((6, 2, 1))
+D = RNG.uniform(0.5, 0.9, (6, 2, 3))
+R = 0.1 * RNG.standard_normal((6, 2, 3))
+
+
+@pytest.mark.parametrize("call,exc,name", [
+    (lambda: dg.gamma(D, R, 0), ValueError, "lags"),
+    (lambda: dg.gamma(D, R, [2, 1]), ValueError, "lags"),
+    (lambda: dg.gamma(D, R, [1.5]), TypeError, "lags"),
+    (lambda: dg.gamma(D, R, "3"), TypeError, "lags"),
+    (lambda: dg.gamma(D, R, 6), ValueError, "lags"),
+    (lambda: dg.gamma(D, R, True), TypeError, "lags"),
+    (lambda: dg.gamma(D, R, 2, order=2), ValueError, "order"),
+    (lambda: dg.gamma(D, R, 2, engine="cuda"), ValueError, "engine"),
+    (lambda: dg.gamma(D * 0, R, 2), ValueError, r"d \(the leak\)"),
+    (lambda: dg.gamma(D, R[:, :1], 2), ValueError, "r must have"),
+    (lambda: dg.gamma(D, None, 2), ValueError, "r is required"),
+    (lambda: dg.gamma(D[0], R[0], 2), ValueError, "d must have"),
+    (lambda: dg.envelope(CELL, P, X, 0.1, 2, chunk=0, progress=False), ValueError, "chunk"),
+    (lambda: dg.envelope(CELL, P, X, 0.1, 2, progress="yes"), TypeError, "progress"),
+    (lambda: dg.envelope(CELL, P, X, "adam", 2, progress=False), TypeError, "rates"),
+    (lambda: dg.envelope(CELL, P, X, {k: 1.0 for k in P}, 2, progress=False), ValueError, "eta"),
+    (lambda: dg.envelope(CELL, P, X, 0.1, 2, form="mean", progress=False), ValueError, "form"),
+    (lambda: dg.envelope(CELL, P, X[0], 0.1, 2, progress=False), ValueError, "x must have"),
+    (lambda: dg.envelope(CELL, P, X, 0.1, 9, progress=False), ValueError, "lags"),
+    (lambda: dg.matched_statistic(CELL, P, X, Y, 0.1, 2, n_directions=0, progress=False), ValueError, "n_directions"),
+    (lambda: dg.matched_statistic(CELL, P, X, Y, 0.1, 2, seed=-1, progress=False), ValueError, "seed"),
+    (lambda: dg.matched_statistic(CELL, P, X, Y, 0.1, 2, orient="y", progress=False), TypeError, "orient"),
+    (lambda: dg.matched_statistic(CELL, P, X, Y[:, :1], 0.1, 2, progress=False), ValueError, "y must have"),
+    (lambda: dg.random_direction(P, keys=["nope"]), ValueError, "keys"),
+    (lambda: dg.random_direction([1, 2]), TypeError, "params"),
+    (lambda: dg.timescales([1, 2, 3], np.ones((4, 2))), ValueError, "m must have"),
+    (lambda: dg.gradient_covariance_metrics(np.ones(5)), ValueError, "G must be"),
+    (lambda: dg.jacobian_anisotropy(CELL, P, X, lags=(1,), progress=False), ValueError, "state size"),
+    (lambda: dg.jacobian_anisotropy(CELL, P, X, lags=(1,), r=2, n_energy=3, n_samples=0, progress=False), ValueError, "n_samples"),
+    (lambda: dg.frechet_from_split(np.zeros((2, 1, 3, 3)), np.zeros((2, 1, 2, 2))), ValueError, "A and B"),
+    (lambda: dg.lr_profile(CELL, P, X, 6, progress=False), ValueError, "max_lag"),
+    (lambda: dg.lr_profile(CELL, P, X, 2, trim=(0.9, 0.1), progress=False), ValueError, "trim"),
+    (lambda: dg.envelope_fidelity(CELL, P, X, 0.1, 2, n_times=0, progress=False), ValueError, "n_times"),
+    (lambda: dg.constgate_timescale(1.0), ValueError, "s must be"),
+    (lambda: dg.lag_gradient_profile(CELL, P, X, Y, keys=["nope"]), ValueError, "keys"),
+])
+def test_bad_input_names_argument(call, exc, name):
+    with pytest.raises(exc, match=name):
+        call()
