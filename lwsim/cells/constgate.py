@@ -6,34 +6,15 @@
 With s = 1 it is the plain RNN. [A] uses s = 0.05 (default), [B] calls it α and uses 0.8.
 """
 from ._leaky import LeakyCell
+from .rnn import NoGate
 
 
-class ConstGate:
+class ConstGate(NoGate):
+    """The fixed gate s: not trained and independent of h, so it adds no Jacobian or gradient term."""
     name = "constgate"
-    keys = ()
-    recurrent_keys = ()
-    trace_keys = ()
-
-    def shapes(self, cfg):
-        return {}
-
-    def forward(self, xp, p, cfg, x, h, rec):
-        return cfg.s
 
     def value(self, xp, cfg, rec):
         return cfg.s
-
-    def backward(self, xp, p, cfg, x, h, rec, ds, grads):
-        return None     # s is not trained and does not depend on h
-
-    def jacobian_term(self, xp, p, cfg, h, rec):
-        return None
-
-    def jacobian_diag_term(self, xp, p, cfg, h, rec):
-        return None
-
-    def tangent(self, xp, p, cfg, x, h, rec, dh, dp):
-        return None
 
 
 CELL = LeakyCell(ConstGate())

@@ -9,6 +9,7 @@ from ._leaky import LeakyCell
 
 
 class NoGate:
+    """A gate with no parameters and no dependence on h: every gate term vanishes."""
     name = "rnn"
     keys = ()
     recurrent_keys = ()
@@ -18,9 +19,21 @@ class NoGate:
         return {}
 
     def forward(self, xp, p, cfg, x, h, rec):
-        return None
+        return self.value(xp, cfg, rec)
 
     def value(self, xp, cfg, rec):
+        return None                      # s ≡ 1: h_t = h̃_t
+
+    def backward(self, xp, p, cfg, x, h, rec, ds, grads):
+        return None
+
+    def jacobian_term(self, xp, p, cfg, h, rec):
+        return None
+
+    def jacobian_diag_term(self, xp, p, cfg, h, rec):
+        return None
+
+    def tangent(self, xp, p, cfg, x, h, rec, dh, dp):
         return None
 
 
