@@ -1,0 +1,20 @@
+"""lwsim.stats — α-stable noise, tail-index fits, detection rule, decay-law fits (spec 03).
+
+- :mod:`.stable`     SαS sampling (Chambers–Mallows–Stuck), κ_α                      (03 §3.1)
+- :mod:`.tailfit`    ECF regression + McCulloch quantiles, selection → :class:`TailFit` (03 §3.2)
+- :mod:`.detection`  SNR, N̂(ℓ), N*(ℓ), Ĥ_N, noise floor, :func:`detection_table`     (03 §3.3)
+- :mod:`.decay`      exponential / power / logarithmic / tempered fits, master check (03 §3.4–3.5)
+"""
+from .decay import LAWS, DecayFit, LawFit, MasterFit, fit_decay, fit_master
+from .detection import (DetectionTable, detectable, detection_table, learnability_window, n_star,
+                        noise_floor, sample_complexity, snr)
+from .mcculloch import iqr_theory, ratio_theory
+from .stable import inv_kappa, kappa, mean_scale, sample_sas
+from .tailfit import TailFit, fit_alpha
+
+__all__ = [
+    "LAWS", "DecayFit", "DetectionTable", "LawFit", "MasterFit", "TailFit", "detectable",
+    "detection_table", "fit_alpha", "fit_decay", "fit_master", "inv_kappa", "iqr_theory", "kappa",
+    "learnability_window", "mean_scale", "n_star", "noise_floor", "ratio_theory", "sample_complexity",
+    "sample_sas", "snr",
+]

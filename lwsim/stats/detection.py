@@ -1,0 +1,160 @@
+"""Detection rule, sample complexity and learnability window (spec 03 §3.3, 04 §4.4).
+
+Conventions (Decision): "no N suffices" is ``np.inf`` (never NaN or None). Degenerate fits are
+handled explicitly: m̄ = 0 gives SNR = 0 (no signal, never detectable, N* = inf); σ̂ = 0 with
+m̄ ≠ 0 gives SNR = inf (detectable at every N, N* = 0). α̂ = 1 (a fit clipped to the stable
+range) means κ̂ = inf: the mean does not concentrate, SNR = |m̄|/σ̂ for every N.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ._checks import MIN_SAMPLES, as_rng, check_real, real_array, same_length
+from .stable import inv_kappa
+from .tailfit import fit_alpha
+
+
+def _out(a):
+    return float(a) if np.ndim(a) == 0 else a
+
+
+def _broadcast(**arrays):
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        shapes = {k: np.shape(v) for k, v in arrays.items()}
+        raise ValueError(f"{', '.join(arrays)} must broadcast to a common shape, got {shapes}") from None
+
+
+def _kappa_ext(alpha):
+    """κ = α/(α − 1) on [1, 2] with κ(1) = inf."""
+    r = np.asarray(inv_kappa(alpha), dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.where(r > 0, 1.0 / np.where(r > 0, r, 1.0), np.inf)
+
+
+def snr(mean, alpha, sigma, N):
+    """SNR(ℓ, N) = |m̄| N^{1/κ̂} / σ̂, 1/κ̂ = 1 − 1/α̂ (03 §3.3). Broadcasts over all arguments."""
+    m, r, s, N = _broadcast(mean=np.abs(real_array("mean", mean)), alpha=np.asarray(inv_kappa(alpha)),
+                            sigma=real_array("sigma", sigma, nonneg=True), N=real_array("N", N, positive=True))
+    gain = m * N ** r  # |m̄| times the sample-mean concentration factor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(m == 0, 0.0, np.where(s == 0, np.inf, gain / np.where(s == 0, 1.0, s)))
+    return _out(out)
+
+
+def detectable(mean, alpha, sigma, N, eps=20.0):
+    """Lag detectable with budget N iff SNR(ℓ, N) > ε (03 §3.3; default ε = 20)."""
+    eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    out = np.asarray(snr(mean, alpha, sigma, N)) > eps
+    return bool(out) if out.ndim == 0 else out
+
+
+def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0):
+    """N̂(ℓ) = min{N in n_grid : SNR(ℓ, N) > ε}, ``np.inf`` where no N in the grid suffices.
+
+    mean/alpha/sigma: scalars or arrays of the lag shape; n_grid: 1-D positive budgets (any order).
+    """
+    grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
+    m, a, s = _broadcast(mean=real_array("mean", mean), alpha=real_array("alpha", alpha),
+                         sigma=real_array("sigma", sigma, nonneg=True))
+    ok = np.asarray(detectable(m[..., None], a[..., None], s[..., None], grid, eps))
+    out = np.where(ok, grid, np.inf).min(axis=-1)
+    return _out(out)
+
+
+def n_star(mean, alpha, sigma, eps=20.0):
+    """Continuous N*(ℓ) = (ε σ̂ / |m̄|)^κ̂, the N at which SNR = ε exactly (03 §3.3)."""
+    eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    m, s, k = _broadcast(mean=np.abs(real_array("mean", mean)), sigma=real_array("sigma", sigma, nonneg=True),
+                         alpha=_kappa_ext(alpha))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        base = np.where(m == 0, np.inf, eps * s / np.where(m == 0, 1.0, m))
+        out = np.where(m == 0, np.inf, np.where(s == 0, 0.0, base ** k))  # base^inf: 0 or inf
+    return _out(out)
+
+
+def learnability_window(lags, n_hat, N):
+    """Ĥ_N = max{ℓ in lags : N̂(ℓ) ≤ N}, 0 if none (03 §3.3). N scalar or array (vectorised).
+
+    As specified this is the *largest* detectable lag, not the end of the first detectable run.
+    """
+    lags = real_array("lags", lags, ndim=1, min_len=1, positive=True)
+    n_hat = real_array("n_hat", n_hat, ndim=1, nonneg=True, allow_inf=True)  # N* may be 0
+    same_length(lags=lags, n_hat=n_hat)
+    N = real_array("N", N, positive=True)
+    ok = n_hat <= N[..., None]
+    out = np.where(ok, lags, 0.0).max(axis=-1)
+    return _out(out)
+
+
+def noise_floor(f, n_hat, N, kappa):
+    """Implied noise floor ε_th(ℓ; N) = f(ℓ) (N̂(ℓ)/N)^{1/κ̂(ℓ)} in envelope units (03 §3.3).
+
+    f, n_hat, kappa: per-lag arrays (kappa in [2, inf]); N scalar -> (L,), N array (M,) -> (M, L).
+    inf where N̂ = inf.
+    """
+    f = real_array("f", f, ndim=1, nonneg=True)
+    n_hat = real_array("n_hat", n_hat, ndim=1, positive=True, allow_inf=True)
+    k = real_array("kappa", kappa, ndim=1, allow_inf=True)
+    same_length(f=f, n_hat=n_hat, kappa=k)
+    if not (k >= 2.0 - 1e-12).all():
+        raise ValueError(f"kappa must be >= 2 (kappa = alpha/(alpha-1), alpha <= 2), got min {k.min()}")
+    N = real_array("N", N, positive=True)
+    with np.errstate(invalid="ignore"):
+        ratio = n_hat / N[..., None]
+        out = np.where(np.isinf(n_hat), np.inf, f * ratio ** (1.0 / k))
+    return out if out.ndim > 1 else out.reshape(-1)
+
+
+@dataclasses.dataclass(frozen=True)
+class DetectionTable:
+    """Per-lag detection summary (03 §3.3); arrays have the lag shape except ``h_n`` (n_grid)."""
+    lags: np.ndarray
+    mean: np.ndarray
+    alpha: np.ndarray
+    sigma: np.ndarray
+    kappa: np.ndarray       # inf where α̂ = 1
+    n_hat: np.ndarray       # inf where no N in the grid suffices
+    n_star: np.ndarray
+    reliable: np.ndarray    # bool, from the tail fit
+    method: tuple           # tail-fit method per lag
+    n_grid: np.ndarray
+    h_n: np.ndarray         # Ĥ_N for each N in n_grid
+    eps: float
+
+    def to_dict(self) -> dict:
+        """JSON-friendly: lists of floats, inf as the string "inf"."""
+        def conv(v):
+            if isinstance(v, np.ndarray):
+                return [x if not (isinstance(x, float) and np.isinf(x)) else "inf" for x in v.tolist()]
+            return list(v) if isinstance(v, tuple) else v
+        return {k: conv(v) for k, v in dataclasses.asdict(self).items()}
+
+
+def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed=0, n_boot=200):
+    """Fit each lag's matched-statistic samples and apply the detection rule over a budget grid.
+
+    samples_per_lag: (n_lags, n_samples) finite array; lags: (n_lags,); n_grid: budgets N.
+    m̄ is the sample mean; (α̂, σ̂) come from :func:`fit_alpha` on the samples around m̄ (σ̂ is
+    their dispersion scale; the fits are location-invariant, centring just makes that explicit).
+    """
+    x = real_array("samples_per_lag", samples_per_lag, ndim=2, min_len=MIN_SAMPLES)
+    lags = real_array("lags", lags, ndim=1, min_len=1, positive=True)
+    if x.shape[0] != lags.size:
+        raise ValueError(f"mismatched lengths: samples_per_lag has {x.shape[0]} rows, lags has {lags.size}")
+    grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
+    eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    rng = as_rng(seed)
+    mean = x.mean(axis=1)
+    fits = [fit_alpha(row - m, method=method, n_boot=n_boot, seed=rng) for row, m in zip(x, mean)]
+    alpha = np.array([f.alpha for f in fits])
+    sigma = np.array([f.sigma for f in fits])
+    n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps), dtype=float).reshape(-1)
+    return DetectionTable(
+        lags=lags, mean=mean, alpha=alpha, sigma=sigma, kappa=_kappa_ext(alpha).reshape(-1),
+        n_hat=n_hat, n_star=np.asarray(n_star(mean, alpha, sigma, eps), dtype=float).reshape(-1),
+        reliable=np.array([f.reliable for f in fits]), method=tuple(f.method for f in fits),
+        n_grid=grid, h_n=np.asarray(learnability_window(lags, n_hat, grid)).reshape(-1), eps=eps)
