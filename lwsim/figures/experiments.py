@@ -117,29 +117,22 @@ def a_fidelity(c):
 # ----------------------------------------------------------------------------- [A] theory checker
 @experiment("a_theory")
 def a_theory(c):
-    """Planted model of 04 §4.4: X = c f(ℓ) + SαS(α, σ) per lag → Ĥ_N vs the derived H_N (A12)."""
-    from theory.scaling import learnability_window_fn
-    law, alpha, seed = c["law"], c["alpha"], c["seed"]
-    sigma, amp, eps = 1.0, 1.0, c["eps"]
-    lags = np.arange(2, c["n_lags"] + 2, dtype=float)
-    par = {"exponential": ("lam", 0.08), "power": ("beta", 1.0), "logarithmic": ("gamma", 1.0)}[law]
-    C = 1.0
-    if law == "exponential":
-        f = C * np.exp(-par[1] * lags)
-    elif law == "power":
-        f = C * lags ** (-par[1])
-    else:
-        f = C * np.log(lags) ** (-par[1])
-    rng = np.random.default_rng(seed)
-    X = amp * f[:, None] + stats.sample_sas(alpha, sigma, size=(lags.size, c["n_samples"]), seed=rng)
-    n_grid = np.unique(np.round(np.geomspace(10, 1e7, 25)))
-    det = stats.detection_table(X, lags, n_grid, eps=eps, seed=seed)
-    kap = float(stats.kappa(alpha))
-    A = eps * sigma / amp
-    H_theory = learnability_window_fn(law)(N=n_grid, kappa=kap, C=C, A=A, **{par[0]: par[1]})
-    return {"law": law, "alpha": alpha, "lags": lags, "f": f, "n_grid": n_grid, "h_n": det.h_n,
-            "h_theory": np.asarray(H_theory, dtype=float), "alpha_hat": det.alpha, "kappa": kap,
-            "param_name": par[0], "param": par[1]}
+    """Planted model of 04 §4.4: X = c f(ℓ) + SαS(α, σ) per lag → Ĥ_N vs the derived H_N (A12).
+
+    theory.planted.planted_check at its defaults (law parameter λ = 0.08 / β = 1 / γ = 1, C = σ = 1,
+    signal gain and N grid from theory.planted.choose_grid); eps defaults to theory.planted.EPS.
+    """
+    from theory.planted import EPS, planted_check
+    r = planted_check(c["law"], c["alpha"], eps=c.get("eps", EPS), seed=c["seed"],
+                      n_lags=c["n_lags"], n_samples=c["n_samples"])
+    v = r.verdict()
+    return {"law": r.law, "alpha": r.alpha, "lags": r.lags, "f": r.f, "n_grid": r.n_grid,
+            "h_n": r.h_measured, "h_theory": r.h_theory, "h_theory_lo": r.h_theory_lo,
+            "h_theory_hi": r.h_theory_hi, "alpha_hat": np.asarray(r.table.alpha), "kappa": r.kappa,
+            "param_name": r.param_name, "param": r.param, "signal_gain": r.c, "eps": r.eps,
+            "exponent_measured": r.exponent_measured, "exponent_theory": r.exponent_theory,
+            "frac_resolution": v["frac_resolution"], "frac_band": v["frac_band"],
+            "check_passes": v["passes"]}
 
 
 # ----------------------------------------------------------------------------- [B] S1

@@ -69,13 +69,13 @@ def fig_a2(R):
             dec = stats.fit_decay(lags, mean)
             fits = {law: {"params": f.params, "r2": f.r2, "aic": f.aic, "bic": f.bic}
                     for law, f in dec.fits.items()}
-            sel = dec.selected
+            sel, sel_bic = dec.selected, dec.selected_bic
         except ValueError as exc:
-            fits, sel = {"error": str(exc)}, None
+            fits, sel, sel_bic = {"error": str(exc)}, None, None
         for ax, law in ((axes[1], "exponential"), (axes[2], "power")):
             if law in fits:
                 ax.plot(lags, _fit_curve(law, fits[law]["params"], lags), "--", color=color(cell), lw=0.8)
-        data[cell] = {"lags": lags, "f_mean": mean, "fits": fits, "selected": sel,
+        data[cell] = {"lags": lags, "f_mean": mean, "fits": fits, "selected": sel, "selected_bic": sel_bic,
                       "per_seed_selected": [r["decay"]["selected"] for r in rs]}
     axes[0].set(title="A2 envelope f(ℓ) (lin–lin)", xlabel="lag ℓ", ylabel="f(ℓ)")
     axes[1].set(title="log–lin, exponential fits", xlabel="lag ℓ", yscale="log")
