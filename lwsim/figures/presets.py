@@ -35,7 +35,8 @@ PAPER = {
                  seeds=list(range(20)), tasks=list(B_TASKS), n_examples=256,
                  lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=32),
     "b_expansion": dict(T=100, H=64, D=3, sigma_w=0.2, seeds=list(range(20))),
-    "a_theory": dict(n_lags=60, n_samples=4000, seeds=[0, 1, 2], eps=20.0),
+    # eps = theory.planted.EPS (200): the planted checker keeps its N grid near N ≈ 1 with ε ≫ margin.
+    "a_theory": dict(n_lags=80, n_samples=200000, seeds=[0, 1, 2], eps=200.0),
 }
 
 QUICK = {
@@ -52,7 +53,7 @@ QUICK = {
     "b_s2": dict(PAPER["b_s2"], T=48, H=32, steps=300, checkpoints=[0, 150, 300], seeds=[0, 1],
                  n_examples=64, lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=12),
     "b_expansion": dict(PAPER["b_expansion"], seeds=[0, 1, 2]),
-    "a_theory": dict(PAPER["a_theory"], n_samples=2000, seeds=[0, 1]),
+    "a_theory": dict(PAPER["a_theory"], n_lags=40, n_samples=20000, seeds=[0, 1]),
 }
 
 SMOKE = {
@@ -65,7 +66,7 @@ SMOKE = {
     "b_s2": dict(QUICK["b_s2"], T=16, H=6, steps=4, checkpoints=[0, 4], seeds=[0], n_examples=12,
                  batch=8, lags=[1, 2, 4, 8], n_triples=3, tasks=["adding", "ar2"]),
     "b_expansion": dict(PAPER["b_expansion"], T=12, H=6, seeds=[0]),
-    "a_theory": dict(PAPER["a_theory"], n_lags=30, n_samples=800, seeds=[0]),
+    "a_theory": dict(PAPER["a_theory"], n_lags=20, n_samples=2000, seeds=[0]),
 }
 
 PRESETS = {"smoke": SMOKE, "quick": QUICK, "paper": PAPER}

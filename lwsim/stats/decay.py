@@ -137,7 +137,10 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
                   else real_array("lc_grid", lc_grid, ndim=1, min_len=1, positive=True))
             params, ssr = _tempered(lags, y, kg, lg)
         else:
-            x = {"exponential": lags, "power": np.log(lags), "logarithmic": np.log(np.log(lags))}[law]
+            # only the chosen law's regressor: log log ℓ is undefined at ℓ = 1, which the
+            # logarithmic law's window excludes but the others keep
+            x = (lags if law == "exponential" else np.log(lags) if law == "power"
+                 else np.log(np.log(lags)))
             coef, ssr = _linear(np.column_stack([np.ones(n), -x]), y)
             name = {"exponential": "lambda", "power": "beta", "logarithmic": "gamma"}[law]
             params = {"C": math.exp(coef[0]), name: float(coef[1])}

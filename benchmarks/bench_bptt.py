@@ -1,0 +1,277 @@
+"""Forward + BPTT (loss_and_grad) timings: lwsim numba vs the lwsim NumPy reference vs PyTorch eager.
+
+Run:  python benchmarks/bench_bptt.py [--quick] [--threads N] [--batches 32,512] [--dtypes float32,float64]
+
+For every cell (rnn, constgate, sharedgate, diaggate, gru "cho", gru "torch", lstm) and shape
+D=16, H=128, T=256, batch 32 and 512, float32 and float64: the median wall time of one
+``loss_and_grad`` (readout "every", n_out = 1, MSE loss) for
+  numba  — ``cell.loss_and_grad(..., backend="numba")``
+  numpy  — the reference, ``backend="numpy"``
+  torch  — PyTorch eager autograd on the CPU with the same equations and weights: nn.GRU for
+           gru "torch", nn.LSTM for lstm, a hand-written torch cell otherwise (input projections
+           of all steps in one matmul, one recurrent matmul per step). Only when torch imports.
+Runs are interleaved (one of each per round), torch.set_num_threads = the BLAS/numba thread count;
+an implementation whose warm-up run is slow gets fewer repeats (--budget seconds per case, n=…).
+At batch 512 float32 it also prints the GFLOP/s of the matrix work (the GEMM FLOPs of the numba
+kernels divided by the numba time) against a float32 peak derived from lscpu.
+
+This is a script, not a test: numbers on a shared machine are noisy; read the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import lwsim  # noqa: E402
+
+D, H, T, N_OUT = 16, 128, 256, 1
+CELLS = [("rnn", {}), ("constgate", {}), ("sharedgate", {}), ("diaggate", {}),
+         ("gru", {"convention": "cho"}), ("gru", {"convention": "torch"}), ("lstm", {})]
+
+
+def label(name, opts):
+    return f"gru {opts['convention']}" if name == "gru" else name
+
+
+# ---------------------------------------------------------------- matrix FLOPs of the numba kernels
+def matrix_flops(name, opts, B, bias=True):
+    """GEMM FLOPs (2·m·n·k) of one numba loss_and_grad: per-step input, recurrent and read-out
+    products, per-step backward products, and the weight-gradient GEMMs over T·B rows."""
+    Da = D + (1 if bias else 0)
+    TB = T * B
+    if name in ("rnn", "constgate", "sharedgate", "diaggate"):
+        G = {"rnn": H, "constgate": H, "sharedgate": H + 1, "diaggate": 2 * H}[name]
+        fw = TB * (Da * G + H * G)
+        bw = TB * G * H
+        wg = G * TB * (Da + H)
+    elif name == "gru" and opts["convention"] == "cho":
+        fw = TB * (Da * 3 * H + H * 2 * H + H * H)
+        bw = TB * (H * H + 2 * H * H)
+        wg = 3 * H * TB * Da + 3 * H * TB * H
+    elif name == "gru":
+        fw = TB * (Da * 3 * H + H * 3 * H)
+        bw = TB * 3 * H * H
+        wg = 4 * H * TB * Da + 3 * H * TB * H
+    else:
+        fw = TB * (Da * 4 * H + H * 4 * H)
+        bw = TB * 4 * H * H
+        wg = 4 * H * TB * (Da + H)
+    readout = TB * H * N_OUT * 3                     # ŷ, δ and dW_out
+    return 2.0 * (fw + bw + wg + readout)
+
+
+def float32_peak():
+    """(GFLOP/s, description) from lscpu: cores × GHz × float32 FLOPs/cycle/core."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None, "lscpu unavailable"
+    info = dict(re.findall(r"^([^:]+):\s*(.*)$", out, flags=re.M))
+    cpus = int(info.get("CPU(s)", "1"))
+    threads = int(info.get("Thread(s) per core", "1"))
+    cores = cpus // max(threads, 1)
+    if "CPU max MHz" in info:
+        ghz, src = float(info["CPU max MHz"]) / 1000, "CPU max MHz"
+    else:
+        m = re.search(r"@\s*([\d.]+)GHz", info.get("Model name", ""))
+        if m:
+            ghz, src = float(m.group(1)), "model name"
+        else:
+            ghz, src = float(info.get("BogoMIPS", "2000")) / 2000, "BogoMIPS/2 (base clock)"
+    flags = info.get("Flags", "").split()
+    if "avx512f" in flags and "fma" in flags:
+        per_cycle, isa = 64, "AVX-512: 2 FMA units x 16 float32 lanes x 2 FLOPs"
+    elif "avx2" in flags and "fma" in flags:
+        per_cycle, isa = 32, "AVX2: 2 FMA units x 8 lanes x 2"
+    else:
+        per_cycle, isa = 16, "SSE: 4 lanes x 2 ops x 2 ports"
+    peak = cores * ghz * per_cycle
+    return peak, f"{cores} cores x {ghz:.2f} GHz ({src}) x {per_cycle} FLOPs/cycle ({isa})"
+
+
+# ---------------------------------------------------------------- PyTorch equivalents
+def torch_runner(torch, cell, p, x, y):
+    """A callable running forward + backward in PyTorch eager with the same equations/weights."""
+    dt = torch.float32 if cell.dtype == np.float32 else torch.float64
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+
+    def param(a):
+        return torch.nn.Parameter(torch.from_numpy(np.ascontiguousarray(a)).to(dt))
+
+    if cell.name == "lstm" or (cell.name == "gru" and cell.convention == "torch"):
+        mod = (torch.nn.LSTM if cell.name == "lstm" else torch.nn.GRU)(D, H).to(dt)
+        sd = cell.params_to_torch(p)
+        with torch.no_grad():
+            for k, v in mod.named_parameters():       # (LSTM: bias_hh_l0 = 0, the sum is in ih)
+                v.copy_(torch.from_numpy(sd[k]))
+        W_out, b_out = param(p["W_out"]), param(p["b_out"])
+        params = list(mod.parameters()) + [W_out, b_out]
+
+        def run():
+            for q in params:
+                q.grad = None
+            out, _ = mod(tx)
+            loss = torch.nn.functional.mse_loss(out @ W_out.T + b_out, ty)
+            loss.backward()
+            return loss.item()
+        return run
+
+    P = {k: param(v) for k, v in p.items()}
+    params = list(P.values())
+    B = x.shape[1]
+
+    if cell.name == "gru":                            # convention "cho"
+        def run():
+            for q in params:
+                q.grad = None
+            Wx_ = torch.cat([P["W_z"], P["W_r"], P["W_g"]], 0)
+            bx_ = torch.cat([P["b_z"], P["b_r"], P["b_g"]], 0)
+            Uzr = torch.cat([P["U_z"], P["U_r"]], 0)
+            xp = tx @ Wx_.T + bx_
+            h = torch.zeros(B, H, dtype=dt)
+            hs = []
+            for t in range(T):
+                zr = torch.sigmoid(xp[t, :, :2 * H] + h @ Uzr.T)
+                z, r = zr[:, :H], zr[:, H:]
+                g = torch.tanh(xp[t, :, 2 * H:] + (r * h) @ P["U_g"].T)
+                h = h + z * (g - h)
+                hs.append(h)
+            out = torch.stack(hs)
+            loss = torch.nn.functional.mse_loss(out @ P["W_out"].T + P["b_out"], ty)
+            loss.backward()
+            return loss.item()
+        return run
+
+    s_const = cell.s
+
+    def run():                                        # rnn / constgate / sharedgate / diaggate
+        for q in params:
+            q.grad = None
+        if cell.name == "diaggate":
+            Wx_, bx_ = torch.cat([P["W_x"], P["W_s"]], 0), torch.cat([P["b_x"], P["b_s"]], 0)
+            U = torch.cat([P["W_h"], P["U_s"]], 0)
+        elif cell.name == "sharedgate":
+            Wx_, bx_ = torch.cat([P["W_x"], P["w_s"][None]], 0), torch.cat([P["b_x"], P["b_s"]], 0)
+            U = torch.cat([P["W_h"], P["u_s"][None]], 0)
+        else:
+            Wx_, bx_, U = P["W_x"], P["b_x"], P["W_h"]
+        xp = tx @ Wx_.T + bx_
+        h = torch.zeros(B, H, dtype=dt)
+        hs = []
+        for t in range(T):
+            pre = xp[t] + h @ U.T
+            cand = torch.tanh(pre[:, :H])
+            if cell.name == "rnn":
+                h = cand
+            elif cell.name == "constgate":
+                h = h + s_const * (cand - h)
+            else:
+                h = h + torch.sigmoid(pre[:, H:]) * (cand - h)
+            hs.append(h)
+        out = torch.stack(hs)
+        loss = torch.nn.functional.mse_loss(out @ P["W_out"].T + P["b_out"], ty)
+        loss.backward()
+        return loss.item()
+    return run
+
+
+# ---------------------------------------------------------------- main
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (3 instead of 7)")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=None, help="numba/BLAS/torch threads")
+    ap.add_argument("--batches", default="32,512")
+    ap.add_argument("--dtypes", default="float32,float64")
+    ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy reference")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--budget", type=float, default=60.0,
+                    help="seconds per implementation and case: slower ones get fewer repeats")
+    args = ap.parse_args()
+    repeats = args.repeats or (3 if args.quick else 7)
+
+    import numba
+    threads = args.threads or numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(threads)
+    torch = None
+    if not args.no_torch:
+        try:
+            import torch
+            torch.set_num_threads(threads)
+        except ImportError:
+            print("PyTorch not importable: torch columns skipped")
+    print(f"D={D} H={H} T={T}, threads={threads}, repeats={repeats} (median), "
+          f"numba {numba.__version__}, numpy {np.__version__}"
+          + (f", torch {torch.__version__}" if torch else ""))
+    try:
+        from threadpoolctl import threadpool_info
+        print("BLAS:", ", ".join(f"{i['internal_api']} {i.get('version')} ({i['num_threads']} threads)"
+                                 for i in threadpool_info() if i["user_api"] == "blas"))
+    except ImportError:
+        pass
+
+    rows = []
+    for dtype in args.dtypes.split(","):
+        for B in map(int, args.batches.split(",")):
+            for name, opts in CELLS:
+                cell = lwsim.make_cell(name, D, H, N_OUT, dtype=dtype, **opts)
+                p = cell.init_params(seed=0, scheme="torch")
+                rng = np.random.default_rng(0)
+                x = rng.standard_normal((T, B, D)).astype(dtype)
+                y = rng.standard_normal((T, B, N_OUT)).astype(dtype)
+                impls = {"numba": lambda: cell.loss_and_grad(p, x, y, backend="numba")[0]}
+                if not args.no_numpy:
+                    impls["numpy"] = lambda: cell.loss_and_grad(p, x, y)[0]
+                if torch is not None:
+                    impls["torch"] = torch_runner(torch, cell, p, x, y)
+                losses, reps = {}, {}
+                for k, f in impls.items():                              # warm-up (compile, caches)
+                    t0 = time.perf_counter()
+                    losses[k] = f()
+                    reps[k] = int(max(1, min(repeats, args.budget // (time.perf_counter() - t0))))
+                for k, v in losses.items():
+                    assert abs(v - losses["numba"]) <= 1e-3 * abs(losses["numba"]), (k, v, losses)
+                times = {k: [] for k in impls}
+                for r in range(repeats):                                # interleaved rounds
+                    for k, f in impls.items():
+                        if r < reps[k]:
+                            t0 = time.perf_counter()
+                            f()
+                            times[k].append(time.perf_counter() - t0)
+                med = {k: float(np.median(v)) for k, v in times.items()}
+                rows.append((label(name, opts), dtype, B, med, matrix_flops(name, opts, B)))
+                print(f"  done {label(name, opts):10s} {dtype} B={B}: "
+                      + ", ".join(f"{k} {v * 1e3:.1f} ms (n={len(times[k])})" for k, v in med.items()),
+                      flush=True)
+
+    cols = ["numba", "numpy", "torch"]
+    print()
+    print(f"{'cell':11s} {'dtype':7s} {'B':>4s} | {'numba ms':>9s} {'numpy ms':>9s} {'torch ms':>9s} |"
+          f" {'numpy/numba':>11s} {'torch/numba':>11s} | {'GFLOP/s':>8s}")
+    print("-" * 96)
+    for lab, dtype, B, med, flops in rows:
+        cells = [f"{med[c] * 1e3:9.1f}" if c in med else f"{'-':>9s}" for c in cols]
+        r_np = f"{med['numpy'] / med['numba']:11.1f}" if "numpy" in med else f"{'-':>11s}"
+        r_t = f"{med['torch'] / med['numba']:11.2f}" if "torch" in med else f"{'-':>11s}"
+        print(f"{lab:11s} {dtype:7s} {B:4d} | {' '.join(cells)} | {r_np} {r_t} | "
+              f"{flops / med['numba'] / 1e9:8.1f}")
+
+    peak, how = float32_peak()
+    big = [r for r in rows if r[1] == "float32" and r[2] == max(r[2] for r in rows)]
+    if peak and big:
+        print(f"\nfloat32 peak {peak:.0f} GFLOP/s = {how}")
+        for lab, dtype, B, med, flops in big:
+            g = flops / med["numba"] / 1e9
+            print(f"  {lab:11s} B={B} float32: matrix work {flops / 1e9:6.1f} GFLOP in "
+                  f"{med['numba'] * 1e3:7.1f} ms = {g:6.1f} GFLOP/s = {100 * g / peak:5.1f}% of peak")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""backend="numba": hand-fused CPU kernels (01-cells.md §1.9), called by :class:`lwsim.Cell`.
+
+Module-level entry points with already validated, dtype-cast NumPy inputs (see
+``lwsim.cells.base.Cell``): ``forward``, ``loss_and_grad``, ``jacobians`` run fused ``@njit`` kernels
+(one pass over time for the forward, one for BPTT; the matrix products go to BLAS). ``lag_gradients``
+and ``tangents`` are diagnostics and fall back to the NumPy reference (``lwsim.reference`` with
+xp = numpy) on top of the same equations.
+
+Kernel modules, one per cell family:
+  leaky.py  rnn, constgate, sharedgate, diaggate      gru.py  gru "cho" and "torch"
+  lstm.py   lstm                                        readout.py  read-out, loss, operand packing
+  common.py exp/tanh/σ and LayerNorm rows that LLVM vectorises
+  threads.py  batch-level parallelism: chunks of sequences on a thread pool, single-threaded BLAS
+  workspace.py  loss_and_grad's internal buffers, reused across calls (``clear_workspace()``)
+Design (per family): per step the input GEMM xa_t Wa and one recurrent GEMM h_{t−1} Uᵀ with the gate
+matrices stacked, then one fused loop over the units (gates, LN, update, leak) and the read-out;
+BPTT keeps the pre-activation errors of all steps in a (T, B, G) buffer and forms the weight
+gradients after the loop as big GEMMs over T·B rows.
+
+Deterministic: no order-dependent parallel reductions (per-sequence / per-chunk partials are summed
+in a fixed order); same inputs and thread count give the same bits.
+
+Numba's on-disk cache (``cache=True``) is keyed on each kernel's own source file: after editing
+common.py or readout.py, delete ``__pycache__/*.nbi`` / ``*.nbc`` in this folder.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import reference
+from . import gru, leaky, lstm
+from .workspace import clear_workspace  # noqa: F401  (re-exported: frees loss_and_grad's buffers)
+
+_FAMILY = {"rnn": leaky, "constgate": leaky, "sharedgate": leaky, "diaggate": leaky,
+           "gru": gru, "lstm": lstm}
+
+
+def _family(cell):
+    return _FAMILY[cell.name]
+
+
+def forward(cell, p, x):
+    """Forward pass → :class:`lwsim.reference.Trace`, with the reference's per-step records."""
+    return _family(cell).forward(cell, p, x)
+
+
+def loss_and_grad(cell, p, x, y, mask):
+    """(L, grads) by fused BPTT (§1.6, §1.8); y is (T, B, n_out), mask a bool (T,) or None."""
+    return _family(cell).loss_and_grad(cell, p, x, y, mask)
+
+
+def jacobians(cell, p, x, diagonal):
+    """J[t−1] = ∂h_t/∂h_{t−1}: (T, B, S, S), or its diagonal (T, B, S) (§1.7)."""
+    return _family(cell).jacobians(cell, p, x, diagonal)
+
+
+def lag_gradients(cell, p, x, y, mask, max_lag):
+    """Per-lag gradients (02 §2.2): the NumPy reference (xp = numpy), not a fused kernel."""
+    loss, g = reference.lag_gradients(np, cell, p, x, y, mask, max_lag)
+    return float(loss), g
+
+
+def tangents(cell, p, x, dp):
+    """Forward-mode tangents (02 §2.7): the NumPy reference (xp = numpy), not a fused kernel."""
+    return reference.tangents(np, cell, p, x, dp)
