@@ -33,7 +33,14 @@ def f1_f2(r):
             # BIC decides the regime: the tempered law nests the others and AIC over-selects it on
             # noisy envelopes (lwsim.stats.fit_decay); the AIC choice is reported beside it.
             sel, g = a2[c]["selected_bic"], _growth(a1[c]["H_N_mean"])
-            rows.append(f"{c}: selected law {sel} by BIC ({a2[c]['selected']} by AIC), "
+            fits = a2[c].get("fits", {})
+            lam = fits.get("exponential", {}).get("params", {}).get("lambda", np.nan)
+            tp = fits.get("tempered", {}).get("params", {})
+            # the tempered law nests the exponential one (β = 0, k = 1): show its shape parameters
+            # so a reader can see when "tempered" is an exponential with a small power prefactor
+            rows.append(f"{c}: selected law {sel} by BIC ({a2[c]['selected']} by AIC; exponential λ = "
+                        f"{lam:.3g}, tempered β = {tp.get('beta', np.nan):.2f}, k = {tp.get('k', np.nan):.2f}, "
+                        f"ℓ_c = {tp.get('l_c', np.nan):.3g}), "
                         f"Ĥ_N growth over the upper half of the N grid {g:+.1f} lags")
             ok_law += sel in laws
             ok_growth += (g > 0) if want_growth else (g <= 0.1 * max(1.0, float(np.max(a1[c]["H_N_mean"]))))
