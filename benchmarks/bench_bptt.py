@@ -28,6 +28,10 @@ import time
 
 import numpy as np
 
+# numba's OpenMP layer and torch's bundled OpenMP runtime, both with spinning worker pools once
+# their thread counts are set, slowed torch 8x on a 2-core machine (measured); numba's own
+# "workqueue" layer does not spin. Override with NUMBA_THREADING_LAYER=omp to see it.
+os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import lwsim  # noqa: E402
 
@@ -134,13 +138,13 @@ def torch_runner(torch, cell, p, x, y):
             Wx_ = torch.cat([P["W_z"], P["W_r"], P["W_g"]], 0)
             bx_ = torch.cat([P["b_z"], P["b_r"], P["b_g"]], 0)
             Uzr = torch.cat([P["U_z"], P["U_r"]], 0)
-            xp = tx @ Wx_.T + bx_
-            h = torch.zeros(B, H, dtype=dt)
+            xp = (tx @ Wx_.T + bx_).unbind(0)        # unbind: xp[t] would cost a full-size
+            h = torch.zeros(B, H, dtype=dt)           # zero tensor per step in the backward
             hs = []
             for t in range(T):
-                zr = torch.sigmoid(xp[t, :, :2 * H] + h @ Uzr.T)
+                zr = torch.sigmoid(xp[t][:, :2 * H] + h @ Uzr.T)
                 z, r = zr[:, :H], zr[:, H:]
-                g = torch.tanh(xp[t, :, 2 * H:] + (r * h) @ P["U_g"].T)
+                g = torch.tanh(xp[t][:, 2 * H:] + (r * h) @ P["U_g"].T)
                 h = h + z * (g - h)
                 hs.append(h)
             out = torch.stack(hs)
@@ -162,7 +166,7 @@ def torch_runner(torch, cell, p, x, y):
             U = torch.cat([P["W_h"], P["u_s"][None]], 0)
         else:
             Wx_, bx_, U = P["W_x"], P["b_x"], P["W_h"]
-        xp = tx @ Wx_.T + bx_
+        xp = (tx @ Wx_.T + bx_).unbind(0)            # (see the GRU: unbind, not xp[t])
         h = torch.zeros(B, H, dtype=dt)
         hs = []
         for t in range(T):
@@ -208,7 +212,7 @@ def main():
         except ImportError:
             print("PyTorch not importable: torch columns skipped")
     print(f"D={D} H={H} T={T}, threads={threads}, repeats={repeats} (median), "
-          f"numba {numba.__version__}, numpy {np.__version__}"
+          f"numba {numba.__version__} ({os.environ['NUMBA_THREADING_LAYER']} layer), numpy {np.__version__}"
           + (f", torch {torch.__version__}" if torch else ""))
     try:
         from threadpoolctl import threadpool_info
