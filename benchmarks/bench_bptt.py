@@ -131,6 +131,11 @@ def torch_runner(torch, cell, p, x, y):
     params = list(P.values())
     B = x.shape[1]
 
+    def readout_backward(hs):                         # shared tail: read-out, MSE, backward
+        loss = torch.nn.functional.mse_loss(torch.stack(hs) @ P["W_out"].T + P["b_out"], ty)
+        loss.backward()
+        return loss.item()
+
     if cell.name == "gru":                            # convention "cho"
         def run():
             for q in params:
@@ -147,10 +152,7 @@ def torch_runner(torch, cell, p, x, y):
                 g = torch.tanh(xp[t][:, 2 * H:] + (r * h) @ P["U_g"].T)
                 h = h + z * (g - h)
                 hs.append(h)
-            out = torch.stack(hs)
-            loss = torch.nn.functional.mse_loss(out @ P["W_out"].T + P["b_out"], ty)
-            loss.backward()
-            return loss.item()
+            return readout_backward(hs)
         return run
 
     s_const = cell.s
@@ -179,10 +181,7 @@ def torch_runner(torch, cell, p, x, y):
             else:
                 h = h + torch.sigmoid(pre[:, H:]) * (cand - h)
             hs.append(h)
-        out = torch.stack(hs)
-        loss = torch.nn.functional.mse_loss(out @ P["W_out"].T + P["b_out"], ty)
-        loss.backward()
-        return loss.item()
+        return readout_backward(hs)
     return run
 
 
