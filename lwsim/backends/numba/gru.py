@@ -7,8 +7,9 @@
   BPTT, dh the total error on h_t:
     dpz = dh (g − h) z',  da = LNᵀ(dh z g'),  drh = da U_g,  dpr = drh h r',
     dh_{t−1} = dh (1 − z) + drh r + [dpz, dpr] [U_z; U_r]
-  dpre buffers (T, B, 2H) and (T, B, H); after the loop dW = dpreᵀ xa, dU_{z,r} = dpreᵀ h_{0:T},
-  dU_g = daᵀ (r ⊙ h)_{0:T} (r ⊙ h is kept from the forward).
+  Weight gradients, one GEMM each per window of steps inside the loop (blas.window_steps):
+  [dU_{z,r} | dW_{z,r}] = Σ_t [dpz, dpr]ᵀ [h_{t−1} | xa_t],  [dU_g | dW_g] = Σ_t daᵀ [(r ⊙ h)_t | xa_t]
+  (r ⊙ h is kept from the forward).
 
 "torch" (torch.nn.GRU): r, z = σ(W_i· x + b_i· + W_h· h + b_h·),  hn = W_hn h + b_hn,
        n = tanh(W_in x + b_in + r ⊙ hn),  h_t = n + z ⊙ (h_{t−1} − n).
@@ -19,7 +20,7 @@
   only in the n block (dpn), so dW_in, b_in come from one more (H, D+1) GEMM; b_hr = b_ir, b_hz = b_iz.
 
 Gate order of the stacked columns: [z | r | g] (cho), [r | z | n] (torch, as nn.GRU).
-The time loops run per chunk of sequences on a thread pool (threads.py); the weight GEMMs after.
+The time loops run per chunk of sequences on a thread pool (threads.py).
 """
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ import numpy as np
 from numba import njit
 
 from ... import reference
+from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
                       output_error_step, readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunks, run_chunks, single_threaded_blas, weight_gemm
+from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 
@@ -49,8 +51,8 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        np.dot(xa[t][b0:b1], Wa, xp)
-        np.dot(h[t][b0:b1], UzrT, hp)
+        gemm(xa[t][b0:b1], Wa, xp, 0)
+        gemm(h[t][b0:b1], UzrT, hp, 0)
         for i in range(n):
             b = b0 + i
             xr, hr, hprev = xp[i], hp[i], h[t, b]
@@ -60,7 +62,7 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
                 rv = sigmoid(xr[H + j] + hr[H + j])
                 rr[j] = rv
                 rhr[j] = rv * hprev[j]
-        np.dot(rh[t][b0:b1], UgT, hg)                # needs r_t: a second GEMM in the step
+        gemm(rh[t][b0:b1], UgT, hg, 0)                # needs r_t: a second GEMM in the step
         for i in range(n):
             b = b0 + i
             xr, hprev, hnew, zr = xp[i], h[t, b], h[t + 1, b], z[t, b]
@@ -77,24 +79,35 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
 
 
 @njit(**TKERNEL)
-def cho_backward_rows(ck, b0, b1, h, dy, W_out, Uzr, Ug, z, r, g, ahat, sig, gamma, layernorm,
-                      dzr, dg, dgam, dbet, dWo):
-    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): fills their rows of the dpre buffers
-    dzr (T, B, 2H), dg (T, B, H) and of the LN partials dgam, dbet (B, H); dW_out part in dWo[ck]."""
+def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, sig, gamma,
+                      layernorm, dZ, dG, dgam, dbet, dWo):
+    """BPTT for the sequences b0 ≤ b < b1 (chunk ck), weight gradients window by window
+    (blas.window_steps): dZ[ck] += Σ_t dzr_tᵀ [h_{t−1} | xa_t] (2H, H + D[+1]) and
+    dG[ck] += Σ_t da_tᵀ [(r ⊙ h)_t | xa_t] (H, H + D[+1]); fills their rows of the LN partials
+    dgam, dbet (B, H); dW_out part in dWo[ck]."""
     T = dy.shape[0]
     H = Ug.shape[0]
     n = b1 - b0
+    Da = xa.shape[2]
     one = like(h[0, 0, 0], 1.0)
+    W = window_steps(n)
+    Dzr = np.empty((W * n, 2 * H), h.dtype)         # [dpz | dpr] rows of the window
+    Dg = np.empty((W * n, H), h.dtype)              # da rows of the window
+    Zw = np.empty((W * n, H + Da), h.dtype)         # [h_{t−1} | xa_t]
+    Rw = np.empty((W * n, H + Da), h.dtype)         # [(r ⊙ h_{t−1}) | xa_t]
     delta = np.empty((n, H), h.dtype)
     carry = np.zeros((n, H), h.dtype)
     mm = np.zeros((n, H), h.dtype)
     drh = np.empty((n, H), h.dtype)
     for t in range(T - 1, -1, -1):
+        r0 = ((T - 1 - t) % W) * n
         output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(n):
             b = b0 + i
             zr, gr, hprev, dl = z[t, b], g[t, b], h[t, b], delta[i]
-            dz, da, cr, mr = dzr[t, b], dg[t, b], carry[i], mm[i]
+            dz, da, cr, mr = Dzr[r0 + i], Dg[r0 + i], carry[i], mm[i]
+            stash_row(Zw[r0 + i], hprev, xa[t, b])
+            stash_row(Rw[r0 + i], rh[t, b], xa[t, b])
             for j in range(H):
                 dh = cr[j] + mr[j] + dl[j]
                 zv, gv = zr[j], gr[j]
@@ -103,15 +116,18 @@ def cho_backward_rows(ck, b0, b1, h, dy, W_out, Uzr, Ug, z, r, g, ahat, sig, gam
                 cr[j] = dh * (one - zv)
             if layernorm:
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        np.dot(dg[t][b0:b1], Ug, drh)                  # ∂L/∂(r ⊙ h_{t−1})
+        gemm(Dg[r0:r0 + n], Ug, drh, 0)                # ∂L/∂(r ⊙ h_{t−1})
         for i in range(n):
             b = b0 + i
-            rr, hprev, dz, cr, dr = r[t, b], h[t, b], dzr[t, b], carry[i], drh[i]
+            rr, hprev, dz, cr, dr = r[t, b], h[t, b], Dzr[r0 + i], carry[i], drh[i]
             for j in range(H):
                 rv = rr[j]
                 dz[H + j] = dr[j] * hprev[j] * (rv * (one - rv))
                 cr[j] += dr[j] * rv
-        np.dot(dzr[t][b0:b1], Uzr, mm)
+        gemm(Dzr[r0:r0 + n], Uzr, mm, 0)
+        if r0 == (W - 1) * n or t == 0:             # window full (or last step): weight GEMMs
+            gemm_tn(Dzr[:r0 + n], Zw[:r0 + n], dZ[ck], 1)
+            gemm_tn(Dg[:r0 + n], Rw[:r0 + n], dG[ck], 1)
 
 
 @njit(**KERNEL)
@@ -231,8 +247,8 @@ def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, h
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        np.dot(xa[t][b0:b1], Wa, xp)
-        np.dot(h[t][b0:b1], WhT, hp)
+        gemm(xa[t][b0:b1], Wa, xp, 0)
+        gemm(h[t][b0:b1], WhT, hp, 0)
         for i in range(m):
             b = b0 + i
             xr, hr, hprev, hnew = xp[i], hp[i], h[t, b], h[t + 1, b]
@@ -248,23 +264,31 @@ def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, h
 
 
 @njit(**TKERNEL)
-def torch_backward_rows(ck, b0, b1, h, dy, W_out, Whc, r, z, n, hn, dph, dpn, dWo):
-    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): fills their rows of dph (T, B, 3H), the
-    hidden-side pre-activation errors [dpr, dpz, dhn], and dpn (T, B, H), the input-side error of
-    the n block; dW_out part in dWo[ck]."""
+def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, dWo):
+    """BPTT for the sequences b0 ≤ b < b1 (chunk ck), weight gradients window by window
+    (blas.window_steps): dZ[ck] += Σ_t dph_tᵀ [h_{t−1} | xa_t] (3H, H + D[+1]), dph = the
+    hidden-side pre-activation errors [dpr, dpz, dhn], and dN[ck] += Σ_t dpn_tᵀ xa_t (H, D[+1]),
+    dpn the input-side error of the n block; dW_out part in dWo[ck]."""
     T = dy.shape[0]
     H = Whc.shape[1]
     m = b1 - b0
+    Da = xa.shape[2]
     one = like(h[0, 0, 0], 1.0)
+    W = window_steps(m)
+    Dh = np.empty((W * m, 3 * H), h.dtype)          # dph rows of the window
+    Dn = np.empty((W * m, H), h.dtype)              # dpn rows of the window
+    Zw = np.empty((W * m, H + Da), h.dtype)         # [h_{t−1} | xa_t]
     delta = np.empty((m, H), h.dtype)
     carry = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
     for t in range(T - 1, -1, -1):
+        r0 = ((T - 1 - t) % W) * m
         output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(m):
             b = b0 + i
             rr, zr, nr, hnr, hprev, dl = r[t, b], z[t, b], n[t, b], hn[t, b], h[t, b], delta[i]
-            d, dn, cr, mr = dph[t, b], dpn[t, b], carry[i], mm[i]
+            d, dn, cr, mr = Dh[r0 + i], Dn[r0 + i], carry[i], mm[i]
+            stash_row(Zw[r0 + i], hprev, xa[t, b])
             for j in range(H):
                 dh = cr[j] + mr[j] + dl[j]
                 rv, zv, nv = rr[j], zr[j], nr[j]
@@ -274,7 +298,10 @@ def torch_backward_rows(ck, b0, b1, h, dy, W_out, Whc, r, z, n, hn, dph, dpn, dW
                 d[H + j] = dh * (hprev[j] - nv) * (zv * (one - zv))
                 d[2 * H + j] = pn * rv
                 cr[j] = dh * zv
-        np.dot(dph[t][b0:b1], Whc, mm)
+        gemm(Dh[r0:r0 + m], Whc, mm, 0)
+        if r0 == (W - 1) * m or t == 0:             # window full (or last step): weight GEMMs
+            gemm_tn(Dh[:r0 + m], Zw[:r0 + m], dZ[ck], 1)
+            gemm_tn(Dn[:r0 + m], Zw[:r0 + m, H:], dN[ck], 1)
 
 
 @njit(**KERNEL)
@@ -364,16 +391,18 @@ def loss_and_grad(cell, p, x, y, mask):
         gamma, _ = ln_operands(cell, p)
         Uzr = np.ascontiguousarray(np.concatenate([p["U_z"], p["U_r"]], axis=0))
         bounds = chunks(B)
-        dzr, dg = alloc(T, B, 2 * H), alloc(T, B, H)
+        K = H + xa.shape[2]
+        dZ = np.zeros((len(bounds), 2 * H, K), dtype=cell.dtype)
+        dG = np.zeros((len(bounds), H, K), dtype=cell.dtype)
         nl = B if cell.layernorm else 0
         dgam, dbet = np.zeros((nl, H)), np.zeros((nl, H))
         dWo = np.zeros((len(bounds), cell.n_out, H))
         with single_threaded_blas():
-            run_chunks(cho_backward_rows, bounds, h, dy, p["W_out"], Uzr, p["U_g"], z, r, g, ahat,
-                       sig, gamma, cell.layernorm, dzr, dg, dgam, dbet, dWo)
+            run_chunks(cho_backward_rows, bounds, h, xa, dy, p["W_out"], Uzr, p["U_g"], z, r, g, rh,
+                       ahat, sig, gamma, cell.layernorm, dZ, dG, dgam, dbet, dWo)
         grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-        dWzr, dWg = weight_gemm(dzr, xa), weight_gemm(dg, xa)
-        dUzr, dUg = weight_gemm(dzr, h[:T]), weight_gemm(dg, rh)
+        dZ, dG = chunk_sum(dZ), chunk_sum(dG)
+        dUzr, dWzr, dUg, dWg = dZ[:, :H], dZ[:, H:], dG[:, :H], dG[:, H:]
         unstack_input(cell, dWzr, [("W_z", "b_z"), ("W_r", "b_r")], grads)
         unstack_input(cell, dWg, [("W_g", "b_g")], grads)
         grads["U_z"], grads["U_r"], grads["U_g"] = dUzr[:H], dUzr[H:], dUg
@@ -383,13 +412,15 @@ def loss_and_grad(cell, p, x, y, mask):
     xa, Whc, (h, r, z, n, hn, yhat) = _torch_forward(cell, p, x, alloc)
     loss, dy, grads = loss_stage(cell, yhat, y, mask)
     bounds = chunks(B)
-    dph, dpn = alloc(T, B, 3 * H), alloc(T, B, H)
+    dZ = np.zeros((len(bounds), 3 * H, H + xa.shape[2]), dtype=cell.dtype)
+    dN = np.zeros((len(bounds), H, xa.shape[2]), dtype=cell.dtype)
     dWo = np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
-        run_chunks(torch_backward_rows, bounds, h, dy, p["W_out"], Whc, r, z, n, hn, dph, dpn, dWo)
+        run_chunks(torch_backward_rows, bounds, h, xa, dy, p["W_out"], Whc, r, z, n, hn, dZ, dN, dWo)
     none = np.zeros((0, H))                           # no LN partials for this convention
     grads["W_out"] = fixed_order_sums(dWo, none, none, cell.dtype)[0]
-    A, An, dWh = weight_gemm(dph, xa), weight_gemm(dpn, xa), weight_gemm(dph, h[:T])
+    dZ, An = chunk_sum(dZ), chunk_sum(dN)
+    dWh, A = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, A[:2 * H], [("W_ir", "b_ir"), ("W_iz", "b_iz")], grads)
     unstack_input(cell, An, [("W_in", "b_in")], grads)
     if cell.bias:

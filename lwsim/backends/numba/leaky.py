@@ -14,8 +14,8 @@ and the read-out h_t W_outᵀ while h_t is in cache.
 BPTT (§1.8), with δ_t = (∂L/∂ŷ_t) W_out formed per step and dh = carry + (matrix part) + δ_t:
   da = LNᵀ(dh ⊙ s ⊙ (1 − h̃²)),  dpre_s = dh ⊙ (h̃ − h_{t−1}) ⊙ s(1 − s)  (summed over units if
   shared),  dh_{t−1} = dh ⊙ (1 − s) + [da, dpre_s] U.
-dpre = [da, dpre_s] of every step is kept in a (T, B, G) buffer; after the loop the weight
-gradients are two big GEMMs over T·B rows: dWa = dpreᵀ xa, dU = dpreᵀ h_{0:T}.
+The weight gradients [dU | dWa] = Σ_t dpre_tᵀ [h_{t−1} | xa_t], dpre = [da, dpre_s], are one GEMM
+per window of steps inside the loop, while the window's rows are in cache (blas.window_steps).
 
 Jacobians (§1.7): J = diag(1 − s) + diag(s ⊙ h̃') J_LN W_h + diag((h̃ − h_{t−1}) ⊙ s') U_s.
 """
@@ -25,10 +25,11 @@ import numpy as np
 from numba import njit
 
 from ... import reference
+from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_step,
                       readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunks, run_chunks, single_threaded_blas, weight_gemm
+from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 MODES = {"rnn": 0, "constgate": 1, "sharedgate": 2, "diaggate": 3}
@@ -50,8 +51,8 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
         # Input and recurrent parts of every pre-activation: two GEMMs whose (B, G) results stay in
         # cache (a (T, B, G) buffer of all input projections costs more memory traffic than the
         # small-K GEMM it would batch). h[t][b0:b1] is a contiguous block of rows.
-        np.dot(xa[t][b0:b1], Wa, xp)
-        np.dot(h[t][b0:b1], UT, hp)
+        gemm(xa[t][b0:b1], Wa, xp, 0)
+        gemm(h[t][b0:b1], UT, hp, 0)
         for i in range(b1 - b0):
             b = b0 + i
             xr, hr, hprev, hnew = xp[i], hp[i], h[t, b], h[t + 1, b]
@@ -82,24 +83,31 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
 
 
 @njit(**TKERNEL)
-def backward_rows(ck, b0, b1, h, dy, W_out, UC, mode, s_const, cand, s, ahat, sig, gamma, layernorm,
-                   dpre, dgam, dbet, dWo):
-    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): the reverse time loop; fills their rows of
-    dpre (T, B, G) and of the float64 per-sequence LN partials dgam, dbet (B, H), and this chunk's
-    ∂L/∂W_out in dWo[ck]. Partials are summed in a fixed order afterwards (deterministic)."""
+def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat, sig, gamma,
+                  layernorm, dZ, dgam, dbet, dWo):
+    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): the reverse time loop. Adds this chunk's
+    Σ_t dpre_tᵀ [h_{t−1} | xa_t] to dZ[ck] (G, H + D[+1]) window by window (blas.window_steps),
+    fills the float64 per-sequence LN partials dgam, dbet (B, H) and this chunk's ∂L/∂W_out in
+    dWo[ck]. Partials are summed in a fixed order afterwards (deterministic)."""
     T = dy.shape[0]
     G, H = UC.shape
     n = b1 - b0
+    Da = xa.shape[2]
     one = like(h[0, 0, 0], 1.0)
+    W = window_steps(n)
+    Dw = np.empty((W * n, G), h.dtype)              # dpre = [da, dpre_s] rows of the window
+    Zw = np.empty((W * n, H + Da), h.dtype)         # [h_{t−1} | xa_t] rows of the window
     delta = np.empty((n, H), h.dtype)               # direct error δ_t of the current step
     carry = np.zeros((n, H), h.dtype)               # dh ⊙ (1 − s): the leak path
     mm = np.zeros((n, H), h.dtype)                  # [da, dpre_s] U of the step after
     for t in range(T - 1, -1, -1):
+        r0 = ((T - 1 - t) % W) * n                  # this step's rows in the window
         output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(n):
             b = b0 + i
-            d, c, hprev, dl = dpre[t, b], cand[t, b], h[t, b], delta[i]
+            d, c, hprev, dl = Dw[r0 + i], cand[t, b], h[t, b], delta[i]
             cr, mr = carry[i], mm[i]
+            stash_row(Zw[r0 + i], hprev, xa[t, b])
             if mode == 0:
                 for j in range(H):
                     dh = cr[j] + mr[j] + dl[j]
@@ -129,7 +137,9 @@ def backward_rows(ck, b0, b1, h, dy, W_out, UC, mode, s_const, cand, s, ahat, si
             if layernorm:
                 da = d[:H]
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        np.dot(dpre[t][b0:b1], UC, mm)              # one (n, G) × (G, H) GEMM per step
+        gemm(Dw[r0:r0 + n], UC, mm, 0)              # one (n, G) × (G, H) GEMM per step
+        if r0 == (W - 1) * n or t == 0:             # window full (or last step): weight GEMM
+            gemm_tn(Dw[:r0 + n], Zw[:r0 + n], dZ[ck], 1)
 
 
 @njit(**KERNEL)
@@ -264,14 +274,16 @@ def loss_and_grad(cell, p, x, y, mask):
     T, B, _ = x.shape
     H = cell.n_hidden
     bounds = chunks(B)
-    dpre = alloc(T, B, UC.shape[0])
+    G, Da = UC.shape[0], xa.shape[2]
+    dZ = np.zeros((len(bounds), G, H + Da), dtype=cell.dtype)
     nl = B if cell.layernorm else 0
     dgam, dbet, dWo = np.zeros((nl, H)), np.zeros((nl, H)), np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
-        run_chunks(backward_rows, bounds, h, dy, p["W_out"], UC, mode, s_const, cand, s, ahat, sig,
-                   gamma, cell.layernorm, dpre, dgam, dbet, dWo)
+        run_chunks(backward_rows, bounds, h, xa, dy, p["W_out"], UC, mode, s_const, cand, s, ahat,
+                   sig, gamma, cell.layernorm, dZ, dgam, dbet, dWo)
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dWa, dU = weight_gemm(dpre, xa), weight_gemm(dpre, h[:T])
+    dZ = chunk_sum(dZ)
+    dU, dWa = dZ[:, :H], dZ[:, H:]
     blocks = [("W_x", "b_x")]
     if mode == 2:
         blocks.append(("w_s", "b_s"))

@@ -10,7 +10,7 @@ loops run per chunk of sequences on a thread pool (threads.py).
 BPTT (§1.8), dh = δ_t + (matrix part), dc the carried cell error:
   dc̃ = dc + dh o (1 − tanh² c_t),  dp_i = dc̃ g i',  dp_f = dc̃ c_{t−1} f',  dp_o = dh tanh(c_t) o',
   dp_g = LNᵀ(dc̃ i g'),  dh_{t−1} = [dp_i, dp_f, dp_g, dp_o] [U_i; U_f; U_g; U_o],  dc_{t−1} = dc̃ f.
-dpre (T, B, 4H) is kept; after the loop dWa = dpreᵀ xa and dU = dpreᵀ h_{0:T}, two GEMMs.
+[dU | dWa] = Σ_t dpre_tᵀ [h_{t−1} | xa_t]: one GEMM per window of steps inside the loop.
 
 Jacobian over the state (h, c), 2H × 2H, e = o (1 − tanh² c_t):
   ∂c/∂h = diag(c_{t−1} f') U_f + diag(g i') U_i + diag(i g') J_LN U_g,  ∂c/∂c = diag(f),
@@ -22,10 +22,11 @@ import numpy as np
 from numba import njit
 
 from ... import reference
+from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_step,
                       readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunks, run_chunks, single_threaded_blas, weight_gemm
+from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 GATES = "ifgo"
@@ -45,8 +46,8 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, gamma, beta, layernorm, W_outT, b_out,
         h[0, b] = 0
         c[0, b] = 0
     for t in range(T):
-        np.dot(xa[t][b0:b1], Wa, xp)
-        np.dot(h[t][b0:b1], UT, hp)
+        gemm(xa[t][b0:b1], Wa, xp, 0)
+        gemm(h[t][b0:b1], UT, hp, 0)
         for k in range(m):
             b = b0 + k
             xr, hr = xp[k], hp[k]
@@ -71,23 +72,30 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, gamma, beta, layernorm, W_outT, b_out,
 
 
 @njit(**TKERNEL)
-def backward_rows(ck, b0, b1, h, c, dy, W_out, UC, i, f, g, o, tc, ahat, sig, gamma, layernorm,
-                  dpre, dgam, dbet, dWo):
-    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): fills their rows of dpre (T, B, 4H) and of
-    the LN partials dgam, dbet (B, H); dW_out part in dWo[ck]."""
+def backward_rows(ck, b0, b1, h, c, xa, dy, W_out, UC, i, f, g, o, tc, ahat, sig, gamma, layernorm,
+                  dZ, dgam, dbet, dWo):
+    """BPTT for the sequences b0 ≤ b < b1 (chunk ck): adds Σ_t dpre_tᵀ [h_{t−1} | xa_t] to dZ[ck]
+    (4H, H + D[+1]) window by window (blas.window_steps); fills their rows of the LN partials
+    dgam, dbet (B, H); dW_out part in dWo[ck]."""
     T = dy.shape[0]
     H = UC.shape[1]
     m = b1 - b0
+    Da = xa.shape[2]
     one = like(h[0, 0, 0], 1.0)
+    W = window_steps(m)
+    Dw = np.empty((W * m, 4 * H), h.dtype)           # dpre rows of the window
+    Zw = np.empty((W * m, H + Da), h.dtype)          # [h_{t−1} | xa_t] rows of the window
     delta = np.empty((m, H), h.dtype)
     dc = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
     for t in range(T - 1, -1, -1):
+        r0 = ((T - 1 - t) % W) * m
         output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for k in range(m):
             b = b0 + k
             ir, fr, gr, orow, tcr = i[t, b], f[t, b], g[t, b], o[t, b], tc[t, b]
-            cprev, dl, d, dcr, mr = c[t, b], delta[k], dpre[t, b], dc[k], mm[k]
+            cprev, dl, d, dcr, mr = c[t, b], delta[k], Dw[r0 + k], dc[k], mm[k]
+            stash_row(Zw[r0 + k], h[t, b], xa[t, b])
             for j in range(H):
                 dh = mr[j] + dl[j]
                 iv, fv, gv, ov, tv = ir[j], fr[j], gr[j], orow[j], tcr[j]
@@ -100,7 +108,9 @@ def backward_rows(ck, b0, b1, h, c, dy, W_out, UC, i, f, g, o, tc, ahat, sig, ga
             if layernorm:
                 da = d[2 * H:3 * H]
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        np.dot(dpre[t][b0:b1], UC, mm)
+        gemm(Dw[r0:r0 + m], UC, mm, 0)
+        if r0 == (W - 1) * m or t == 0:             # window full (or last step): weight GEMM
+            gemm_tn(Dw[:r0 + m], Zw[:r0 + m], dZ[ck], 1)
 
 
 @njit(**KERNEL)
@@ -192,14 +202,15 @@ def loss_and_grad(cell, p, x, y, mask):
     loss, dy, grads = loss_stage(cell, yhat, y, mask)
     gamma, _ = ln_operands(cell, p)
     bounds = chunks(B)
-    dpre = alloc(T, B, 4 * H)
+    dZ = np.zeros((len(bounds), 4 * H, H + xa.shape[2]), dtype=cell.dtype)
     nl = B if cell.layernorm else 0
     dgam, dbet, dWo = np.zeros((nl, H)), np.zeros((nl, H)), np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
-        run_chunks(backward_rows, bounds, h, c, dy, p["W_out"], UC, i, f, g, o, tc, ahat, sig, gamma,
-                   cell.layernorm, dpre, dgam, dbet, dWo)
+        run_chunks(backward_rows, bounds, h, c, xa, dy, p["W_out"], UC, i, f, g, o, tc, ahat, sig,
+                   gamma, cell.layernorm, dZ, dgam, dbet, dWo)
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dWa, dU = weight_gemm(dpre, xa), weight_gemm(dpre, h[:T])
+    dZ = chunk_sum(dZ)
+    dU, dWa = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, dWa, [(f"W_{k}", f"b_{k}") for k in GATES], grads)
     for n, k in enumerate(GATES):
         grads[f"U_{k}"] = dU[n * H:(n + 1) * H]

@@ -5,9 +5,9 @@ so a multi-threaded GEMM per step synchronises its threads T times per pass; on 
 descheduled BLAS thread then stalls every step (measured on 2 shared cores: 6 s instead of 0.2 s
 for T = 256, B = 512). Sequences are independent in both recursions, so each thread runs the whole
 time loop over its own rows [b0, b1) with single-threaded BLAS calls: one fork/join per kernel
-call, no per-step synchronisation. The weight-gradient GEMMs over all T·B rows run after the
-loop, split into blocks of output rows over the same threads. All BLAS calls of the backend are
-single-threaded (see :func:`single_threaded_blas`).
+call, no per-step synchronisation. The weight gradients are accumulated per chunk inside the
+reverse loop (blas.window_steps) and the chunk partials summed in chunk order afterwards. All
+BLAS calls of the backend are single-threaded (see :func:`single_threaded_blas`).
 
 The threads are a Python thread pool calling ``nogil`` kernels, not numba's ``prange``: a prange
 region under the OpenMP layer with its default active waiting cost 50–70 ms per call on a busy
@@ -87,7 +87,7 @@ def single_threaded_blas():
     """Pin numba's and NumPy's OpenBLAS to one thread for the duration; restore afterwards.
 
     Every product of this backend then runs on the thread that calls it, and the parallelism is
-    ours (row chunks, weight-GEMM blocks). Besides the per-step synchronisation, this avoids
+    ours (row chunks). Besides the per-step synchronisation, this avoids
     OpenBLAS workers that busy-wait after a parallel call and take a core from the time loop."""
     ctl = _blas() or []
     before = [get() for get, _ in ctl]
@@ -124,24 +124,16 @@ def run_parallel(tasks):
         f.result()
 
 
-def weight_gemm(dpre, inputs):
-    """Σ_t dpre_tᵀ inputs_t over all T·B rows → (G, K): one GEMM (G, T·B) × (T·B, K), split into
-    blocks of output rows, one per worker (NumPy's matmul drops the GIL; BLAS single-threaded)."""
-    G, K = dpre.shape[-1], inputs.shape[-1]
-    d2, x2 = dpre.reshape(-1, G), inputs.reshape(-1, K)
-    out = np.empty((G, K), dtype=dpre.dtype)
-    n = max(1, min(workers(), G // 64))
-    cuts = [g * G // n for g in range(n + 1)]
-
-    def block(lo, hi):
-        return lambda: np.matmul(d2[:, lo:hi].T, x2, out=out[lo:hi])
-    with single_threaded_blas():
-        run_parallel([block(cuts[g], cuts[g + 1]) for g in range(n)])
-    return out
-
-
 def run_chunks(kernel, bounds, *args):
     """kernel(c, b0, b1, *args) for every chunk c, in parallel when there are several; waits for
     all and re-raises the first error (c indexes per-chunk partial outputs)."""
     run_parallel([(lambda c=c, b0=b0, b1=b1: kernel(c, b0, b1, *args))
                   for c, (b0, b1) in enumerate(bounds)])
+
+
+def chunk_sum(parts):
+    """Σ over the leading (chunk) axis in chunk order: per-chunk partial sums → one array."""
+    out = parts[0].copy()
+    for c in range(1, parts.shape[0]):
+        out += parts[c]
+    return out
