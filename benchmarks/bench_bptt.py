@@ -11,14 +11,15 @@ D=16, H=128, T=256, batch 32 and 512, float32 and float64: the median wall time 
            gru "torch", nn.LSTM for lstm, a hand-written torch cell otherwise (input projections
            of all steps in one matmul, one recurrent matmul per step). Only when torch imports.
 Timing protocol (the same for every implementation): rounds; in each round every implementation,
-in an order rotated from round to round, gets a pause (--pause s) and then a burst of --burst
-back-to-back calls, each timed; the median over all timed calls is reported. The pause matters:
-OpenBLAS (NumPy) and OpenMP (torch) worker threads keep spinning for ~0.1 s after a parallel call,
-and a run started inside that window shares its cores with them (measured: torch 93 ms → 28 ms,
-numba 20 → 11 ms for rnn float32 B=32 with vs without a 0.3 s pause). The burst is what a user
-training or running diagnostics sees: the same call again and again. torch.set_num_threads =
-the numba/BLAS thread count. An implementation whose warm-up run is slow gets fewer rounds
-(--budget seconds per case).
+in an order rotated from round to round, gets a pause (--pause s), one untimed call and then a
+burst of --burst back-to-back calls, each timed; the median over all timed calls is reported.
+The pause matters: OpenBLAS (NumPy) and OpenMP (torch) worker threads keep spinning for ~0.1 s
+after a parallel call, and a run started inside that window shares its cores with them
+(measured, rnn float32 B=32, runs back to back vs after a 0.3 s pause: torch 93 → 28 ms,
+numba 20 → 11 ms). The untimed call wakes thread pools, caches and the clock after the pause;
+the burst is what a user training or running diagnostics sees: the same call again and again.
+torch.set_num_threads = the numba/BLAS thread count. An implementation whose warm-up run is
+slow gets fewer rounds (--budget seconds per case).
 At the largest batch in float32 it prints the GFLOP/s of the matrix work (the GEMM FLOPs of the
 numba kernels divided by the numba time) against the machine's float32 peak, taken as the larger
 of the nominal lscpu figure and the best large-SGEMM rate measured in the same run (the nominal
@@ -243,7 +244,7 @@ def main():
             torch.set_num_threads(threads)
         except ImportError:
             print("PyTorch not importable: torch columns skipped")
-    print(f"D={D} H={H} T={T}, threads={threads}, {repeats} rounds x burst {args.burst} after a "
+    print(f"D={D} H={H} T={T}, threads={threads}, {repeats} rounds x (1 untimed + {args.burst} timed) after a "
           f"{args.pause} s pause (median), "
           f"numba {numba.__version__} ({os.environ['NUMBA_THREADING_LAYER']} layer), numpy {np.__version__}"
           + (f", torch {torch.__version__}" if torch else ""))
@@ -272,7 +273,7 @@ def main():
                 for k, f in impls.items():                              # warm-up (compile, caches)
                     t0 = time.perf_counter()
                     losses[k] = f()
-                    per_round = args.burst * (time.perf_counter() - t0)
+                    per_round = (args.burst + 1) * (time.perf_counter() - t0)
                     reps[k] = int(max(1, min(repeats, args.budget // per_round)))
                 for k, v in losses.items():
                     assert abs(v - losses["numba"]) <= 1e-3 * abs(losses["numba"]), (k, v, losses)
@@ -282,6 +283,7 @@ def main():
                     for k in order[r % len(order):] + order[:r % len(order)]:
                         if r < reps[k]:
                             time.sleep(args.pause)
+                            impls[k]()                  # untimed: wakes threads, caches, clock
                             for _ in range(args.burst):
                                 t0 = time.perf_counter()
                                 impls[k]()

@@ -45,30 +45,28 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
     T = xa.shape[0]
     H = UgT.shape[0]
     n = b1 - b0
-    xp = np.empty((n, 3 * H), xa.dtype)              # [z | r | g] input parts of this step
-    hp = np.empty((n, 2 * H), xa.dtype)
-    hg = np.empty((n, H), xa.dtype)
+    pre = np.empty((n, 3 * H), xa.dtype)             # [z | r | g] pre-activations of this step
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        gemm(xa[t][b0:b1], Wa, xp, 0)
-        gemm(h[t][b0:b1], UzrT, hp, 0)
+        gemm(xa[t][b0:b1], Wa, pre, 0)                # input parts, then the recurrent parts
+        gemm(h[t][b0:b1], UzrT, pre[:, :2 * H], 1)    # accumulated onto them (β = 1)
         for i in range(n):
             b = b0 + i
-            xr, hr, hprev = xp[i], hp[i], h[t, b]
+            pr, hprev = pre[i], h[t, b]
             zr, rr, rhr = z[t, b], r[t, b], rh[t, b]
             for j in range(H):
-                zr[j] = sigmoid(xr[j] + hr[j])
-                rv = sigmoid(xr[H + j] + hr[H + j])
+                zr[j] = sigmoid(pr[j])
+                rv = sigmoid(pr[H + j])
                 rr[j] = rv
                 rhr[j] = rv * hprev[j]
-        gemm(rh[t][b0:b1], UgT, hg, 0)                # needs r_t: a second GEMM in the step
+        gemm(rh[t][b0:b1], UgT, pre[:, 2 * H:], 1)     # needs r_t: a second GEMM in the step
         for i in range(n):
             b = b0 + i
-            xr, hprev, hnew, zr = xp[i], h[t, b], h[t + 1, b], z[t, b]
+            pr, hprev, hnew, zr = pre[i], h[t, b], h[t + 1, b], z[t, b]
             a = g[t, b]
             for j in range(H):
-                a[j] = xr[2 * H + j] + hg[i, j]
+                a[j] = pr[2 * H + j]
             if layernorm:
                 sig[t, b, 0] = ln_row(a, gamma, beta, ahat[t, b], a)
             for j in range(H):

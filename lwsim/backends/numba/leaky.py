@@ -43,22 +43,22 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
     fills their rows of h (T+1, B, H), h̃, s (T, B, 0|1|H), â, σ (LN only) and ŷ."""
     T = xa.shape[0]
     H, G = UT.shape
-    xp = np.empty((b1 - b0, G), xa.dtype)
-    hp = np.empty((b1 - b0, G), xa.dtype)
+    pre = np.empty((b1 - b0, G), xa.dtype)
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        # Input and recurrent parts of every pre-activation: two GEMMs whose (B, G) results stay in
-        # cache (a (T, B, G) buffer of all input projections costs more memory traffic than the
-        # small-K GEMM it would batch). h[t][b0:b1] is a contiguous block of rows.
-        gemm(xa[t][b0:b1], Wa, xp, 0)
-        gemm(h[t][b0:b1], UT, hp, 0)
+        # Every pre-activation [a_t | gate] = xa_t Wa + h_{t−1} Uᵀ: the input GEMM, then the
+        # recurrent one accumulated onto it (β = 1), the (B, G) result staying in cache (a (T, B, G)
+        # buffer of all input projections costs more memory traffic than the small-K GEMM it
+        # would batch). h[t][b0:b1] is a contiguous block of rows.
+        gemm(xa[t][b0:b1], Wa, pre, 0)
+        gemm(h[t][b0:b1], UT, pre, 1)
         for i in range(b1 - b0):
             b = b0 + i
-            xr, hr, hprev, hnew = xp[i], hp[i], h[t, b], h[t + 1, b]
+            pr, hprev, hnew = pre[i], h[t, b], h[t + 1, b]
             a = cand[t, b]                          # the candidate row doubles as scratch for a_t
             for j in range(H):
-                a[j] = xr[j] + hr[j]
+                a[j] = pr[j]
             if layernorm:
                 sig[t, b, 0] = ln_row(a, gamma, beta, ahat[t, b], a)
             for j in range(H):
@@ -70,13 +70,13 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
                 for j in range(H):
                     hnew[j] = hprev[j] + s_const * (a[j] - hprev[j])
             elif mode == 2:
-                sv = sigmoid(xr[H] + hr[H])
+                sv = sigmoid(pr[H])
                 s[t, b, 0] = sv
                 for j in range(H):
                     hnew[j] = hprev[j] + sv * (a[j] - hprev[j])
             else:
                 for j in range(H):
-                    sv = sigmoid(xr[H + j] + hr[H + j])
+                    sv = sigmoid(pr[H + j])
                     s[t, b, j] = sv
                     hnew[j] = hprev[j] + sv * (a[j] - hprev[j])
         readout_step(h[t + 1][b0:b1], W_outT, b_out, yhat[t][b0:b1])

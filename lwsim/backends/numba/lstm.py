@@ -40,28 +40,27 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, gamma, beta, layernorm, W_outT, b_out,
     T = xa.shape[0]
     H = UT.shape[0]
     m = b1 - b0
-    xp = np.empty((m, 4 * H), xa.dtype)
-    hp = np.empty((m, 4 * H), xa.dtype)
+    pre = np.empty((m, 4 * H), xa.dtype)
     for b in range(b0, b1):
         h[0, b] = 0
         c[0, b] = 0
     for t in range(T):
-        gemm(xa[t][b0:b1], Wa, xp, 0)
-        gemm(h[t][b0:b1], UT, hp, 0)
+        gemm(xa[t][b0:b1], Wa, pre, 0)                  # xa_t Wa, then + h_{t−1} Uᵀ (β = 1)
+        gemm(h[t][b0:b1], UT, pre, 1)
         for k in range(m):
             b = b0 + k
-            xr, hr = xp[k], hp[k]
+            pr = pre[k]
             a = g[t, b]                                  # g row doubles as scratch for the LN input
             for j in range(H):
-                a[j] = xr[2 * H + j] + hr[2 * H + j]
+                a[j] = pr[2 * H + j]
             if layernorm:
                 sig[t, b, 0] = ln_row(a, gamma, beta, ahat[t, b], a)
             ir, fr, orow, tcr = i[t, b], f[t, b], o[t, b], tc[t, b]
             cprev, cnew, hnew = c[t, b], c[t + 1, b], h[t + 1, b]
             for j in range(H):
-                iv = sigmoid(xr[j] + hr[j])
-                fv = sigmoid(xr[H + j] + hr[H + j])
-                ov = sigmoid(xr[3 * H + j] + hr[3 * H + j])
+                iv = sigmoid(pr[j])
+                fv = sigmoid(pr[H + j])
+                ov = sigmoid(pr[3 * H + j])
                 gv = tanh(a[j])
                 cv = fv * cprev[j] + iv * gv
                 tv = tanh(cv)
