@@ -56,17 +56,16 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
         for i in range(b1 - b0):
             b = b0 + i
             pr, hprev, hnew = pre[i], h[t, b], h[t + 1, b]
-            a = cand[t, b]                          # the candidate row doubles as scratch for a_t
+            # the candidate row doubles as scratch for a_t; the rnn's candidate is h_t itself, so
+            # it is computed in place there and no (T, B, H) candidate buffer is written
+            a = hnew if mode == 0 else cand[t, b]
             for j in range(H):
                 a[j] = pr[j]
             if layernorm:
                 sig[t, b, 0] = ln_row(a, gamma, beta, ahat[t, b], a)
             for j in range(H):
                 a[j] = tanh(a[j])
-            if mode == 0:
-                for j in range(H):
-                    hnew[j] = a[j]
-            elif mode == 1:
+            if mode == 1:
                 for j in range(H):
                     hnew[j] = hprev[j] + s_const * (a[j] - hprev[j])
             elif mode == 2:
@@ -74,7 +73,7 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
                 s[t, b, 0] = sv
                 for j in range(H):
                     hnew[j] = hprev[j] + sv * (a[j] - hprev[j])
-            else:
+            elif mode == 3:
                 for j in range(H):
                     sv = sigmoid(pr[H + j])
                     s[t, b, j] = sv
@@ -105,7 +104,8 @@ def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat
         output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(n):
             b = b0 + i
-            d, c, hprev, dl = Dw[r0 + i], cand[t, b], h[t, b], delta[i]
+            d, hprev, dl = Dw[r0 + i], h[t, b], delta[i]
+            c = h[t + 1, b] if mode == 0 else cand[t, b]          # h̃_t (= h_t for the rnn)
             cr, mr = carry[i], mm[i]
             stash_row(Zw[r0 + i], hprev, xa[t, b])
             if mode == 0:
@@ -236,11 +236,13 @@ def _run_forward(cell, p, x, alloc=None):
     xa = augmented_input(cell, x, alloc)
     nl = T if cell.layernorm else 0
     gw = (0, 0, 1, H)[mode]
-    h, cand, s = alloc(T + 1, B, H), alloc(T, B, H), alloc(T, B, gw)
+    h, cand, s = alloc(T + 1, B, H), alloc(T if mode else 0, B, H), alloc(T, B, gw)
     ahat, sig, yhat = alloc(nl, B, H), alloc(nl, B, 1), alloc(T, B, cell.n_out)
     with single_threaded_blas():
         run_chunks(forward_rows, chunks(B), xa, Wa, np.ascontiguousarray(UC.T), mode, s_const,
                    gamma, beta, cell.layernorm, *readout_params(cell, p), h, cand, s, ahat, sig, yhat)
+    if mode == 0:
+        cand = h[1:]                                  # the rnn's h̃_t is h_t (a view, see above)
     return xa, (mode, Wa, UC, s_const), h, cand, s, ahat, sig, yhat
 
 
@@ -256,6 +258,8 @@ def _records(cell, mode, cand, s, ahat, sig):
 def forward(cell, p, x):
     """Trace with the reference's records (cand, s, ln_ahat, ln_sig)."""
     _, (mode, *_), h, cand, s, ahat, sig, yhat = _run_forward(cell, p, x)
+    if mode == 0:
+        cand = cand.copy()                            # a trace owns its arrays (no view of h)
     records = _records(cell, mode, cand, s, ahat, sig)
     leak = None
     if mode == 1:
