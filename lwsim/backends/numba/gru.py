@@ -31,7 +31,7 @@ from ... import reference
 from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
-                      output_error_step, readout_params, readout_step, stack_input, unstack_input)
+                      output_error_row, readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
@@ -93,16 +93,16 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
     Dg = np.empty((W * n, H), h.dtype)              # da rows of the window
     Zw = np.empty((W * n, H + Da), h.dtype)         # [h_{t−1} | xa_t]
     Rw = np.empty((W * n, H + Da), h.dtype)         # [(r ⊙ h_{t−1}) | xa_t]
-    delta = np.empty((n, H), h.dtype)
+    dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((n, H), h.dtype)
     mm = np.zeros((n, H), h.dtype)
     drh = np.empty((n, H), h.dtype)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * n
-        output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(n):
             b = b0 + i
-            zr, gr, hprev, dl = z[t, b], g[t, b], h[t, b], delta[i]
+            zr, gr, hprev = z[t, b], g[t, b], h[t, b]
+            output_error_row(dy[t, b], W_out, h[t + 1, b], dl, dWo[ck])
             dz, da, cr, mr = Dzr[r0 + i], Dg[r0 + i], carry[i], mm[i]
             stash_row(Zw[r0 + i], hprev, xa[t, b])
             stash_row(Rw[r0 + i], rh[t, b], xa[t, b])
@@ -276,15 +276,15 @@ def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, 
     Dh = np.empty((W * m, 3 * H), h.dtype)          # dph rows of the window
     Dn = np.empty((W * m, H), h.dtype)              # dpn rows of the window
     Zw = np.empty((W * m, H + Da), h.dtype)         # [h_{t−1} | xa_t]
-    delta = np.empty((m, H), h.dtype)
+    dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * m
-        output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(m):
             b = b0 + i
-            rr, zr, nr, hnr, hprev, dl = r[t, b], z[t, b], n[t, b], hn[t, b], h[t, b], delta[i]
+            rr, zr, nr, hnr, hprev = r[t, b], z[t, b], n[t, b], hn[t, b], h[t, b]
+            output_error_row(dy[t, b], W_out, h[t + 1, b], dl, dWo[ck])
             d, dn, cr, mr = Dh[r0 + i], Dn[r0 + i], carry[i], mm[i]
             stash_row(Zw[r0 + i], hprev, xa[t, b])
             for j in range(H):

@@ -27,7 +27,7 @@ from numba import njit
 from ... import reference
 from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
-from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_step,
+from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
@@ -96,15 +96,15 @@ def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat
     W = window_steps(n)
     Dw = np.empty((W * n, G), h.dtype)              # dpre = [da, dpre_s] rows of the window
     Zw = np.empty((W * n, H + Da), h.dtype)         # [h_{t−1} | xa_t] rows of the window
-    delta = np.empty((n, H), h.dtype)               # direct error δ_t of the current step
+    dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((n, H), h.dtype)               # dh ⊙ (1 − s): the leak path
     mm = np.zeros((n, H), h.dtype)                  # [da, dpre_s] U of the step after
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * n                  # this step's rows in the window
-        output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for i in range(n):
             b = b0 + i
-            d, hprev, dl = Dw[r0 + i], h[t, b], delta[i]
+            d, hprev = Dw[r0 + i], h[t, b]
+            output_error_row(dy[t, b], W_out, h[t + 1, b], dl, dWo[ck])
             c = h[t + 1, b] if mode == 0 else cand[t, b]          # h̃_t (= h_t for the rnn)
             cr, mr = carry[i], mm[i]
             stash_row(Zw[r0 + i], hprev, xa[t, b])

@@ -24,7 +24,7 @@ from numba import njit
 from ... import reference
 from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
-from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_step,
+from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
@@ -84,16 +84,16 @@ def backward_rows(ck, b0, b1, h, c, xa, dy, W_out, UC, i, f, g, o, tc, ahat, sig
     W = window_steps(m)
     Dw = np.empty((W * m, 4 * H), h.dtype)           # dpre rows of the window
     Zw = np.empty((W * m, H + Da), h.dtype)          # [h_{t−1} | xa_t] rows of the window
-    delta = np.empty((m, H), h.dtype)
+    dl = np.empty(H, h.dtype)                        # direct error δ_t of the row
     dc = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * m
-        output_error_step(dy[t][b0:b1], W_out, h[t + 1][b0:b1], delta, dWo[ck])
         for k in range(m):
             b = b0 + k
             ir, fr, gr, orow, tcr = i[t, b], f[t, b], g[t, b], o[t, b], tc[t, b]
-            cprev, dl, d, dcr, mr = c[t, b], delta[k], Dw[r0 + k], dc[k], mm[k]
+            cprev, d, dcr, mr = c[t, b], Dw[r0 + k], dc[k], mm[k]
+            output_error_row(dy[t, b], W_out, h[t + 1, b], dl, dWo[ck])
             stash_row(Zw[r0 + k], h[t, b], xa[t, b])
             for j in range(H):
                 dh = mr[j] + dl[j]

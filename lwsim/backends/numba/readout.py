@@ -3,7 +3,7 @@
   ŷ_t = W_out h_t + b_out                     (per step in the time loop, while h_t is in cache)
   L = Σ_t w_t Σ_{b,o} (ŷ − y)² / (Σ_t w_t · B · n_out),  w = 1 | mask | last step only
   ∂L/∂ŷ = 2 w (ŷ − y) / count,  δ_t = (∂L/∂ŷ_t) W_out   (direct error on h_t, §1.8, formed per
-  step inside the BPTT loop, so no (T, B, H) buffer of δ is written)
+  sequence row inside the BPTT loop, so no buffer of δ is written)
 
 Python-side helpers here build the stacked operands the kernels take:
   xa (T, B, D[+1]) — the input with a column of ones when the cell has biases, so that a bias is
@@ -105,13 +105,21 @@ def readout_step(ht, W_outT, b_out, yt):
 
 
 @njit(inline="always")
-def output_error_step(dyt, W_out, ht, dl, dWo):
-    """δ_t = (∂L/∂ŷ_t) W_out into dl (B, H); dW_out += (∂L/∂ŷ_t)ᵀ h_t (float64, step order)."""
-    np.dot(dyt, W_out, dl)
-    part = np.dot(dyt.T, ht)
-    for o in range(part.shape[0]):
-        for j in range(part.shape[1]):
-            dWo[o, j] += part[o, j]
+def output_error_row(dyr, W_out, hrow, dl, dWo):
+    """δ_{t,b} = (∂L/∂ŷ_{t,b}) W_out into dl (H,); dW_out += (∂L/∂ŷ_{t,b})ᵀ h_{t,b} in float64.
+
+    Per sequence row inside the BPTT row loop, while h_{t,b} is in cache: for the few read-out
+    units a loop costs less than two BLAS calls per step and a (B, H) buffer of δ."""
+    H = dl.shape[0]
+    for j in range(H):
+        dl[j] = 0
+    for o in range(dyr.shape[0]):
+        g = dyr[o]
+        g64 = float(g)
+        w, dw = W_out[o], dWo[o]
+        for j in range(H):
+            dl[j] += g * w[j]
+            dw[j] += g64 * hrow[j]
 
 
 @njit(**KERNEL)
