@@ -171,6 +171,27 @@ def test_thread_count_and_blas_settings(name, opts):
 
 
 @pytest.mark.parametrize("name,opts", CHUNKED)
+def test_weight_gradient_windows(name, opts):
+    """The weight gradients are summed window by window inside BPTT (blas.window_steps): windows of
+    one step (≥ WINDOW_ROWS sequences per chunk), of several steps with a partial last window, and
+    a window longer than the sequence all give the reference's gradients (float64, 1e−12)."""
+    import numba
+    from lwsim.backends.numba import blas, threads
+
+    cell = lwsim.make_cell(name, n_in=3, n_hidden=5, n_out=2, **opts)
+    p = random_params(cell, 23)
+    n = numba.get_num_threads()
+    numba.set_num_threads(1)                          # one chunk: m = B rows per window step
+    try:
+        for T_, B_ in ((3, blas.WINDOW_ROWS + 2), (11, 40), (2, 5)):
+            assert threads.chunks(B_) == [(0, B_)]
+            x, y = random_data(cell, T_, B_, 23 + T_)
+            assert_grads_equal(cell, p, x, y, 1e-12)
+    finally:
+        numba.set_num_threads(n)
+
+
+@pytest.mark.parametrize("name,opts", CHUNKED)
 def test_reused_buffers_never_leak_between_calls(name, opts):
     """loss_and_grad reuses its internal buffers (workspace.py): a second call with new data is
     still exact, and the gradients returned by the first call are not overwritten."""
