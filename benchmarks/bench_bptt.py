@@ -273,8 +273,9 @@ def main():
                     impls["torch"] = torch_runner(torch, cell, p, x, y)
                 losses, reps = {}, {}
                 for k, f in impls.items():                              # warm-up (compile, caches)
-                    t0 = time.perf_counter()
                     losses[k] = f()
+                    t0 = time.perf_counter()                            # budget from a warm call
+                    f()
                     per_round = (args.burst + 1) * (time.perf_counter() - t0)
                     reps[k] = int(max(1, min(repeats, args.budget // per_round)))
                 for k, v in losses.items():

@@ -14,8 +14,12 @@ float32 16 × 128 × 512 takes 39 µs in one call and 13 µs as two 256-column c
   gemm_tn(a, b, c, beta): c ← aᵀ b + β c    a (k, m): the weight-gradient products
 
 The call is numba's own BLAS entry point (``numba_xxgemm``, which forwards to SciPy's
-cython_blas, the same library np.dot uses), so results are those of np.dot up to the blocking,
-which changes no sum: every element of c is one dot product over k, whatever the column blocks.
+cython_blas, the same library np.dot uses). Blocking changes which OpenBLAS kernel forms a dot
+product (small-matrix or packed), so its rounding, never what is summed: every element of c is
+one dot product over k, whatever the column blocks.
+
+Caching note (as in common.py): the kernels inline these functions and their cache is keyed on
+their own source files; after editing this module delete ``__pycache__/*.nbi|*.nbc`` here.
 """
 from __future__ import annotations
 
