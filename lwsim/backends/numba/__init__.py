@@ -10,18 +10,19 @@ Kernel modules, one per cell family:
   leaky.py  rnn, constgate, sharedgate, diaggate      gru.py  gru "cho" and "torch"
   lstm.py   lstm                                        readout.py  read-out, loss, operand packing
   common.py exp/tanh/σ and LayerNorm rows that LLVM vectorises
+  blas.py   direct BLAS GEMMs on views (leading dimensions, β), OpenBLAS-aware blocking
   threads.py  batch-level parallelism: chunks of sequences on a thread pool, single-threaded BLAS
   workspace.py  loss_and_grad's internal buffers, reused across calls (``clear_workspace()``)
-Design (per family): per step the input GEMM xa_t Wa and one recurrent GEMM h_{t−1} Uᵀ with the gate
-matrices stacked, then one fused loop over the units (gates, LN, update, leak) and the read-out;
-BPTT keeps the pre-activation errors of all steps in a (T, B, G) buffer and forms the weight
-gradients after the loop as big GEMMs over T·B rows.
+Design (per family): per step the input GEMM xa_t Wa and one recurrent GEMM h_{t−1} Uᵀ accumulated
+onto it, gate matrices stacked, then one fused loop over the units (gates, LN, update, leak) and
+the read-out; BPTT forms the direct error per row and accumulates the weight gradients
+Σ_t dpre_tᵀ [h_{t−1} | xa_t] one GEMM per window of steps (≥ 128 rows) while the window is in cache.
 
 Deterministic: no order-dependent parallel reductions (per-sequence / per-chunk partials are summed
 in a fixed order); same inputs and thread count give the same bits.
 
 Numba's on-disk cache (``cache=True``) is keyed on each kernel's own source file: after editing
-common.py or readout.py, delete ``__pycache__/*.nbi`` / ``*.nbc`` in this folder.
+common.py, blas.py or readout.py, delete ``__pycache__/*.nbi`` / ``*.nbc`` in this folder.
 """
 from __future__ import annotations
 
