@@ -87,6 +87,13 @@ def _ld(x):
 
 
 @njit(inline="always")
+def _check(status):
+    """numba_xxgemm returns −1 when SciPy's BLAS could not be loaded."""
+    if status != 0:
+        raise RuntimeError("gemm: SciPy's BLAS (scipy.linalg.cython_blas) is not available")
+
+
+@njit(inline="always")
 def _scale(c, beta):
     for i in range(c.shape[0]):
         for j in range(c.shape[1]):
@@ -105,14 +112,14 @@ def gemm(a, b, c, beta):
         return
     lda, ldb, ldc = _ld(a), _ld(b), _ld(c)
     if m * n * k <= SMALL_MNK or m > THIN_ROWS:
-        _xgemm(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        _check(_xgemm(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc))
         return
     nb = max(1, SMALL_MNK // (m * k))
     if nb >= 16:
         nb -= nb % 16                                  # whole 16-lane column groups
     for j0 in range(0, n, nb):
         j1 = min(n, j0 + nb)
-        _xgemm(0, 0, m, j1 - j0, k, a, lda, b[:, j0:j1], ldb, beta, c[:, j0:j1], ldc)
+        _check(_xgemm(0, 0, m, j1 - j0, k, a, lda, b[:, j0:j1], ldb, beta, c[:, j0:j1], ldc))
 
 
 @njit(inline="always")
@@ -125,7 +132,7 @@ def gemm_tn(a, b, c, beta):
     if k == 0:
         _scale(c, beta)
         return
-    _xgemm(1, 0, m, n, k, a, _ld(a), b, _ld(b), beta, c, _ld(c))
+    _check(_xgemm(1, 0, m, n, k, a, _ld(a), b, _ld(b), beta, c, _ld(c)))
 
 
 # ---------------------------------------------------------------- weight gradients inside BPTT
