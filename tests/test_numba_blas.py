@@ -22,6 +22,11 @@ def _gemm_tn(a, b, c, beta):
 
 
 @njit
+def _column_block(m, k, n):
+    return blas.column_block(m, k, n)
+
+
+@njit
 def _window_steps(m):
     return blas.window_steps(m)
 
@@ -77,13 +82,24 @@ def test_thin_products_are_blocked_and_exact():
     b = rng.standard_normal((k, n))
     c = np.empty((m, n))
     _gemm(a, b, c, 0.0)
-    nb = blas.SMALL_MNK // (m * k)
-    nb -= nb % 16
+    nb = _column_block(m, k, n)
+    assert nb * m * k <= blas.SMALL_MNK and nb < n
     for j0 in range(0, n, nb):
         part = np.empty((m, min(n, j0 + nb) - j0))
         _gemm(a, np.ascontiguousarray(b[:, j0:j0 + nb]), part, 0.0)
         assert np.array_equal(c[:, j0:j0 + nb], part)
     assert np.allclose(c, a @ b, rtol=1e-13, atol=1e-12)
+
+
+def test_column_blocks_stay_under_the_small_matrix_bound_and_are_even():
+    for m, k, n in ((16, 128, 512), (16, 512, 128), (16, 145, 512), (32, 128, 512), (17, 1000, 77),
+                    (1, 10 ** 6, 3), (16, 128, 600)):
+        nb = _column_block(m, k, n)
+        blocks = -(-n // nb)
+        assert 1 <= nb <= n and (nb * m * k <= blas.SMALL_MNK or nb == 1)
+        last = n - (blocks - 1) * nb
+        assert 2 * last >= nb, (m, k, n, nb, last)          # the last block is not a sliver
+    assert _column_block(16, 512, 128) == 64 and _column_block(16, 128, 512) == 256
 
 
 def test_empty_inner_dimension_scales_c():
