@@ -111,14 +111,18 @@ def test_empty_inner_dimension_scales_c():
 
 
 def test_one_row_views_with_free_strides():
-    """A (1, n) view may carry any row stride (here: a row of a transposed array's block); BLAS
-    must get its row length as leading dimension, not the stride."""
-    big = np.arange(40.0).reshape(8, 5)
-    a = big[2:3, :]                                        # (1, 5), stride 40 bytes
-    b = np.ascontiguousarray(big[:5, :1])                  # (5, 1)
-    c = np.zeros((1, 1))
+    """A (1, n) view may carry any row stride: NumPy gives the transpose of a column row stride 0.
+    BLAS must get the row length as leading dimension, not the stride (the stride made OpenBLAS
+    reject the call and leave c unwritten)."""
+    a = np.arange(1.0, 6.0)[:, None].T                     # (1, 5), strides (0, 8)
+    assert a.strides[0] < a.shape[1] * a.itemsize
+    b = np.arange(10.0).reshape(5, 2)
+    c = np.zeros((1, 2))
     _gemm(a, b, c, 0.0)
-    assert c[0, 0] == (a @ b)[0, 0]
+    assert np.array_equal(c, a @ b)
+    ct = np.zeros((2, 5))[:1]                              # (1, 5) block of a bigger array
+    _gemm_tn(np.ones((1, 1)), a, ct, 0.0)                  # k = 1, one-row operands
+    assert np.array_equal(ct, a)
 
 
 def test_non_adjacent_columns_are_refused():
