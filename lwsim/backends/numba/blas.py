@@ -94,10 +94,17 @@ def _check(status):
 
 
 @njit(inline="always")
-def _scale(c, beta):
-    for i in range(c.shape[0]):
-        for j in range(c.shape[1]):
-            c[i, j] = beta * c[i, j] if beta != 0 else 0
+def _degenerate(m, n, k, c, beta):
+    """Handle an empty product without BLAS (which rejects zero sizes): nothing to do when c is
+    empty, c ← β c when k = 0. True when handled."""
+    if m == 0 or n == 0:
+        return True
+    if k == 0:
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = beta * c[i, j] if beta != 0 else 0
+        return True
+    return False
 
 
 @njit(inline="always")
@@ -119,10 +126,7 @@ def gemm(a, b, c, beta):
     """c ← a b + β c (see the module docstring); thin products go in column blocks of ≤ 10⁶ m·n·k."""
     m, k = a.shape
     n = b.shape[1]
-    if m == 0 or n == 0:
-        return
-    if k == 0:
-        _scale(c, beta)
+    if _degenerate(m, n, k, c, beta):
         return
     lda, ldb, ldc = _ld(a), _ld(b), _ld(c)
     if m * n * k <= SMALL_MNK or m > THIN_ROWS:
@@ -139,10 +143,7 @@ def gemm_tn(a, b, c, beta):
     """c ← aᵀ b + β c,  a (k, m), b (k, n), c (m, n): the weight-gradient form Σ_rows dpreᵀ z."""
     k, m = a.shape
     n = b.shape[1]
-    if m == 0 or n == 0:
-        return
-    if k == 0:
-        _scale(c, beta)
+    if _degenerate(m, n, k, c, beta):
         return
     _check(_xgemm(1, 0, m, n, k, a, _ld(a), b, _ld(b), beta, c, _ld(c)))
 

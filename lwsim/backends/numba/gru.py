@@ -32,7 +32,7 @@ from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
                       output_error_row, readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
+from .threads import chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 
@@ -81,7 +81,8 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
                       layernorm, dZ, dG, dgam, dbet, dWo):
     """BPTT for the sequences b0 ≤ b < b1 (chunk ck), weight gradients window by window
     (blas.window_steps): dZ[ck] += Σ_t dzr_tᵀ [h_{t−1} | xa_t] (2H, H + D[+1]) and
-    dG[ck] += Σ_t da_tᵀ [(r ⊙ h)_t | xa_t] (H, H + D[+1]); fills their rows of the LN partials
+    dG[ck] += Σ_t da_tᵀ [(r ⊙ h)_t | xa_t] (H, H + D[+1]), the xa_t rows shared by both
+    windows; fills their rows of the LN partials
     dgam, dbet (B, H); dW_out part in dWo[ck]."""
     T = dy.shape[0]
     H = Ug.shape[0]
@@ -92,7 +93,7 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
     Dzr = np.empty((W * n, 2 * H), h.dtype)         # [dpz | dpr] rows of the window
     Dg = np.empty((W * n, H), h.dtype)              # da rows of the window
     Zw = np.empty((W * n, H + Da), h.dtype)         # [h_{t−1} | xa_t]
-    Rw = np.empty((W * n, H + Da), h.dtype)         # [(r ⊙ h_{t−1}) | xa_t]
+    Rw = np.empty((W * n, H), h.dtype)              # (r ⊙ h_{t−1}) rows (xa_t: in Zw)
     dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((n, H), h.dtype)
     mm = np.zeros((n, H), h.dtype)
@@ -105,7 +106,7 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
             output_error_row(dy[t, b], W_out, h[t + 1, b], dl, dWo[ck])
             dz, da, cr, mr = Dzr[r0 + i], Dg[r0 + i], carry[i], mm[i]
             stash_row(Zw[r0 + i], hprev, xa[t, b])
-            stash_row(Rw[r0 + i], rh[t, b], xa[t, b])
+            Rw[r0 + i] = rh[t, b]
             for j in range(H):
                 dh = cr[j] + mr[j] + dl[j]
                 zv, gv = zr[j], gr[j]
@@ -125,7 +126,8 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
         gemm(Dzr[r0:r0 + n], Uzr, mm, 0)
         if r0 == (W - 1) * n or t == 0:             # window full (or last step): weight GEMMs
             gemm_tn(Dzr[:r0 + n], Zw[:r0 + n], dZ[ck], 1)
-            gemm_tn(Dg[:r0 + n], Rw[:r0 + n], dG[ck], 1)
+            gemm_tn(Dg[:r0 + n], Rw[:r0 + n], dG[ck][:, :H], 1)
+            gemm_tn(Dg[:r0 + n], Zw[:r0 + n, H:], dG[ck][:, H:], 1)
 
 
 @njit(**KERNEL)
@@ -399,7 +401,7 @@ def loss_and_grad(cell, p, x, y, mask):
             run_chunks(cho_backward_rows, bounds, h, xa, dy, p["W_out"], Uzr, p["U_g"], z, r, g, rh,
                        ahat, sig, gamma, cell.layernorm, dZ, dG, dgam, dbet, dWo)
         grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-        dZ, dG = chunk_sum(dZ), chunk_sum(dG)
+        dZ, dG = dZ.sum(axis=0), dG.sum(axis=0)
         dUzr, dWzr, dUg, dWg = dZ[:, :H], dZ[:, H:], dG[:, :H], dG[:, H:]
         unstack_input(cell, dWzr, [("W_z", "b_z"), ("W_r", "b_r")], grads)
         unstack_input(cell, dWg, [("W_g", "b_g")], grads)
@@ -417,7 +419,7 @@ def loss_and_grad(cell, p, x, y, mask):
         run_chunks(torch_backward_rows, bounds, h, xa, dy, p["W_out"], Whc, r, z, n, hn, dZ, dN, dWo)
     none = np.zeros((0, H))                           # no LN partials for this convention
     grads["W_out"] = fixed_order_sums(dWo, none, none, cell.dtype)[0]
-    dZ, An = chunk_sum(dZ), chunk_sum(dN)
+    dZ, An = dZ.sum(axis=0), dN.sum(axis=0)
     dWh, A = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, A[:2 * H], [("W_ir", "b_ir"), ("W_iz", "b_iz")], grads)
     unstack_input(cell, An, [("W_in", "b_in")], grads)

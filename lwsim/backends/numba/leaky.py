@@ -29,7 +29,7 @@ from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
+from .threads import chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 MODES = {"rnn": 0, "constgate": 1, "sharedgate": 2, "diaggate": 3}
@@ -286,7 +286,7 @@ def loss_and_grad(cell, p, x, y, mask):
         run_chunks(backward_rows, bounds, h, xa, dy, p["W_out"], UC, mode, s_const, cand, s, ahat,
                    sig, gamma, cell.layernorm, dZ, dgam, dbet, dWo)
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dZ = chunk_sum(dZ)
+    dZ = dZ.sum(axis=0)
     dU, dWa = dZ[:, :H], dZ[:, H:]
     blocks = [("W_x", "b_x")]
     if mode == 2:

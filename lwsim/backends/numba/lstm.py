@@ -26,7 +26,7 @@ from .blas import gemm, gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
-from .threads import chunk_sum, chunks, run_chunks, single_threaded_blas
+from .threads import chunks, run_chunks, single_threaded_blas
 from .workspace import workspace
 
 GATES = "ifgo"
@@ -208,7 +208,7 @@ def loss_and_grad(cell, p, x, y, mask):
         run_chunks(backward_rows, bounds, h, c, xa, dy, p["W_out"], UC, i, f, g, o, tc, ahat, sig,
                    gamma, cell.layernorm, dZ, dgam, dbet, dWo)
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dZ = chunk_sum(dZ)
+    dZ = dZ.sum(axis=0)
     dU, dWa = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, dWa, [(f"W_{k}", f"b_{k}") for k in GATES], grads)
     for n, k in enumerate(GATES):

@@ -129,11 +129,3 @@ def run_chunks(kernel, bounds, *args):
     all and re-raises the first error (c indexes per-chunk partial outputs)."""
     run_parallel([(lambda c=c, b0=b0, b1=b1: kernel(c, b0, b1, *args))
                   for c, (b0, b1) in enumerate(bounds)])
-
-
-def chunk_sum(parts):
-    """Σ over the leading (chunk) axis in chunk order: per-chunk partial sums → one array."""
-    out = parts[0].copy()
-    for c in range(1, parts.shape[0]):
-        out += parts[c]
-    return out
