@@ -38,6 +38,10 @@ Decisions (where the spec leaves a choice open):
 - ``delaysum``: all channels U(0,1); target Σ_k w_k x_{T−1−d_k, 0}, delays (4,12,24,36), weights
   1/4 each (delay 0 would be the current input). Running target: Σ_k w_k x_{t−d_k,0} over the
   terms with t − d_k ≥ 0.
+- ``inputs="author"`` (``ar2``, ``ar2_observed``, ``movingavg``, ``delaysum``, ``narma10``,
+  ``narma20``): the inputs of [B]'s code (docs/fidelity.md, "[B]"): extra channels zero for
+  movingavg/delaysum/NARMA; U(0,1) distractors and no burn-in (z started at 0) for ar2.
+  Default ``inputs="lwsim"`` as described here.
 - ``narma10``/``narma20``: channel 0 is u_t ~ U(0, 0.5), other channels independent U(0, 0.5)
   distractors. y_0 = 0 and u_n = y_n = 0 for n < 0;
   y_{n+1} = F(0.3 y_n + 0.05 y_n Σ_{i=0}^{o−1} y_{n−i} + 1.5 u_{n−o+1} u_n + 0.1), o = 10 or 20.
@@ -59,7 +63,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["TASKS", "Task", "Dataset", "make", "from_config", "as_generator"]
+__all__ = ["TASKS", "Task", "Dataset", "make", "from_config", "as_generator", "fixed_batch", "FixedBatchTask"]
 
 TASKS = [
     "multilag",
@@ -222,7 +226,10 @@ def _ar2_series(task: "Task", rng: np.random.Generator, B: int) -> np.ndarray:
 
 def _gen_ar2(task: "Task", rng: np.random.Generator, B: int):
     z = _ar2_series(task, rng, B)
-    x = rng.standard_normal((task.T, B, task.D))
+    if task.params["inputs"] == "author":       # [B]'s code: U(0, 1) distractors
+        x = rng.uniform(0.0, 1.0, size=(task.T, B, task.D))
+    else:
+        x = rng.standard_normal((task.T, B, task.D))
     if task.name == "ar2_observed":
         x[:, :, 0] = z[:-1]
     return x, z[1:].copy()
@@ -231,6 +238,8 @@ def _gen_ar2(task: "Task", rng: np.random.Generator, B: int):
 def _gen_movingavg(task: "Task", rng: np.random.Generator, B: int):
     T, W = task.T, task.params["W"]
     x = rng.uniform(0.0, 1.0, size=(T, B, task.D))
+    if task.params["inputs"] == "author":       # [B]'s code: only channel 0 is active
+        x[:, :, 1:] = 0.0
     c = np.concatenate([np.zeros((1, B)), np.cumsum(x[:, :, 0], axis=0)], axis=0)  # c[t]=Σ_{s<t}
     t = np.arange(T)
     lo = np.maximum(t + 1 - W, 0)
@@ -241,6 +250,8 @@ def _gen_movingavg(task: "Task", rng: np.random.Generator, B: int):
 def _gen_delaysum(task: "Task", rng: np.random.Generator, B: int):
     T, p = task.T, task.params
     x = rng.uniform(0.0, 1.0, size=(T, B, task.D))
+    if task.params["inputs"] == "author":       # [B]'s code: only channel 0 is active
+        x[:, :, 1:] = 0.0
     y_run = np.zeros((T, B))
     for d, w in zip(p["delays"], p["weights"]):
         y_run[d:] += w * x[: T - d, :, 0]
@@ -285,7 +296,8 @@ def _gen_narma(task: "Task", rng: np.random.Generator, B: int):
     x = np.empty((T, B, D))
     x[:, :, 0] = u_all[burn:]
     if D > 1:
-        x[:, :, 1:] = rng.uniform(0.0, 0.5, size=(T, B, D - 1))
+        # [B]'s code ("author" inputs) leaves the extra channels at zero
+        x[:, :, 1:] = 0.0 if p["inputs"] == "author" else rng.uniform(0.0, 0.5, size=(T, B, D - 1))
     return x, y[burn + 1:].copy()
 
 
@@ -337,16 +349,29 @@ def _prep_marks(name, T, D, kw):
     return {"K": K}
 
 
+def _inputs(kw):
+    """``inputs``: "lwsim" (distractor channels) or "author" ([B]'s code, docs/fidelity.md)."""
+    v = kw["inputs"]
+    if v not in ("lwsim", "author"):
+        raise ValueError(f"inputs must be 'lwsim' or 'author', got {v!r}")
+    return v
+
+
 def _prep_ar2(T, D, kw):
     phi = _float_tuple("phi", kw["phi"], 2)
-    return {"phi": phi, "noise": _nonneg("noise", kw["noise"]), "burn_in": _int("burn_in", kw["burn_in"], 0)}
+    inputs = _inputs(kw)
+    burn = kw["burn_in"]
+    if burn is None:                            # [B]'s code starts z at 0 with no burn-in
+        burn = 0 if inputs == "author" else 100
+    return {"phi": phi, "noise": _nonneg("noise", kw["noise"]), "burn_in": _int("burn_in", burn, 0),
+            "inputs": inputs}
 
 
 def _prep_movingavg(T, D, kw):
     W = _int("W", kw["W"], 1)
     if W > T:
         raise ValueError(f"movingavg needs W <= T, got W={W}, T={T}")
-    return {"W": W}
+    return {"W": W, "inputs": _inputs(kw)}
 
 
 def _prep_delaysum(T, D, kw):
@@ -356,7 +381,7 @@ def _prep_delaysum(T, D, kw):
         weights = (1.0 / len(delays),) * len(delays)
     weights = _float_tuple("weights", weights, len(delays))
     _check_lags("delaysum", T, delays, "delays")
-    return {"delays": delays, "weights": weights}
+    return {"delays": delays, "weights": weights, "inputs": _inputs(kw)}
 
 
 def _prep_narma(order):
@@ -370,6 +395,7 @@ def _prep_narma(order):
             "burn_in": _int("burn_in", kw["burn_in"], 0),
             "diverge_at": float(kw["diverge_at"]),
             "resample": bool(kw["resample"]),
+            "inputs": _inputs(kw),
         }
 
     return prep
@@ -395,12 +421,12 @@ _SPECS: dict[str, _Spec] = {
     ),
     "adding": _Spec(dict(T=80, D=4), lambda T, D, kw: _prep_marks("adding", T, D, kw), _gen_adding),
     "recall": _Spec(dict(T=120, D=6, K=5), lambda T, D, kw: _prep_marks("recall", T, D, kw), _gen_recall),
-    "ar2": _Spec(dict(T=120, D=6, phi=(1.6, -0.7), noise=0.05, burn_in=100), _prep_ar2, _gen_ar2),
-    "ar2_observed": _Spec(dict(T=120, D=6, phi=(1.6, -0.7), noise=0.05, burn_in=100), _prep_ar2, _gen_ar2),
-    "movingavg": _Spec(dict(T=120, D=6, W=8), _prep_movingavg, _gen_movingavg),
-    "delaysum": _Spec(dict(T=120, D=6, delays=(4, 12, 24, 36), weights=None), _prep_delaysum, _gen_delaysum),
-    "narma10": _Spec(dict(T=120, D=6, tanh=None, burn_in=0, diverge_at=10.0, resample=True), _prep_narma(10), _gen_narma),
-    "narma20": _Spec(dict(T=120, D=6, tanh=None, burn_in=0, diverge_at=10.0, resample=True), _prep_narma(20), _gen_narma),
+    "ar2": _Spec(dict(T=120, D=6, phi=(1.6, -0.7), noise=0.05, burn_in=None, inputs="lwsim"), _prep_ar2, _gen_ar2),
+    "ar2_observed": _Spec(dict(T=120, D=6, phi=(1.6, -0.7), noise=0.05, burn_in=None, inputs="lwsim"), _prep_ar2, _gen_ar2),
+    "movingavg": _Spec(dict(T=120, D=6, W=8, inputs="lwsim"), _prep_movingavg, _gen_movingavg),
+    "delaysum": _Spec(dict(T=120, D=6, delays=(4, 12, 24, 36), weights=None, inputs="lwsim"), _prep_delaysum, _gen_delaysum),
+    "narma10": _Spec(dict(T=120, D=6, tanh=None, burn_in=0, diverge_at=10.0, resample=True, inputs="lwsim"), _prep_narma(10), _gen_narma),
+    "narma20": _Spec(dict(T=120, D=6, tanh=None, burn_in=0, diverge_at=10.0, resample=True, inputs="lwsim"), _prep_narma(20), _gen_narma),
 }
 assert set(_SPECS) == set(TASKS)
 
@@ -607,3 +633,29 @@ def from_config(cfg: dict) -> Task:
     cfg = dict(cfg)
     name = cfg.pop("name")
     return make(name, **cfg)
+
+
+class FixedBatchTask(Task):
+    """A task whose every batch is one fixed batch plus fresh N(0, jitter²) input noise — the
+    training data of [B]'s S2 code (docs/fidelity.md, "[B]"). Build with :func:`fixed_batch`."""
+
+    def __init__(self, task: Task, B: int, seed, jitter: float):
+        super().__init__(task.name, task.T, task.D, task.seed, task.dtype, task.fill, task.params)
+        self.n = _int("B", B, 1)
+        self.jitter = _nonneg("jitter", jitter)
+        self.x, self.y = task.batch(self.n, seed)
+
+    def batch(self, B: int, rng_or_seed) -> tuple[np.ndarray, np.ndarray]:
+        if B != self.n:
+            raise ValueError(f"this fixed-batch task holds {self.n} sequences, asked for B={B}")
+        rng = as_generator(rng_or_seed)
+        x = self.x + self.jitter * rng.standard_normal(self.x.shape)
+        return x.astype(self.dtype, copy=False), self.y.copy()
+
+
+def fixed_batch(task: Task, B: int, seed, jitter: float = 1e-6) -> FixedBatchTask:
+    """``task`` restricted to one batch of ``B`` sequences drawn from ``seed``; each
+    ``batch(B, rng)`` returns it with N(0, ``jitter``²) added to the inputs."""
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a lwsim.tasks.Task, got {type(task).__name__}")
+    return FixedBatchTask(task, B, seed, jitter)

@@ -83,3 +83,54 @@ def test_detection_table_degenerate_lags_are_never_detectable():
     assert tab.method[1:] == ("default_gaussian",) * 2 and not tab.reliable[1:].any()
     np.testing.assert_array_equal(tab.h_n, [0, 1, 1])
     assert tab.to_dict()["n_hat"] == [10.0, "inf", "inf"]
+
+
+# ------------------------------------------------ options of the author's runs (issue 13)
+def _noise(n, seed=0):
+    z = np.random.default_rng(seed).standard_normal(n)
+    return (z - z.mean()) / z.std()
+
+
+def test_min_samples_rule_never_detects_short_lags():
+    z = _noise(60)
+    rows = [0.5 + z[:30], 0.5 + z]                          # ragged: 30 and 60 samples
+    t = detection_table(rows, [4, 8], [10, 100, 1000], eps=1.0, method="ecf", min_samples=50)
+    ref = detection_table([0.5 + z], [8], [10, 100, 1000], eps=1.0, method="ecf")
+    assert t.alpha[0] == 2.0 and t.sigma[0] == 0.0 and not t.reliable[0] and t.method[0] == "too_few"
+    assert t.n_hat[0] == np.inf and t.n_star[0] == np.inf     # σ̂ = 0 alone would give SNR = inf
+    assert (t.alpha[1], t.sigma[1], t.n_hat[1]) == (ref.alpha[0], ref.sigma[0], ref.n_hat[0])
+    np.testing.assert_array_equal(t.n_samples, [30, 60])
+    np.testing.assert_array_equal(t.h_n, [8 if ref.n_hat[0] <= N else 0 for N in (10, 100, 1000)])
+    assert t.mean[0] == pytest.approx(0.5 + z[:30].mean())
+    with pytest.raises(ValueError, match="at least 20 values per lag"):
+        detection_table(rows[:1] + [z[:10]], [4, 8], [10])  # without min_samples, 10 samples fail
+    with pytest.raises(ValueError, match="min_samples"):
+        detection_table(rows, [4, 8], [10], min_samples=5)
+
+
+def test_cap_budget_uses_min_of_budget_and_sample_count():
+    z = _noise(60)
+    base = detection_table([1.0 + z], [1], [10], method="ecf")
+    k, s = base.kappa[0], base.sigma[0]
+    eps = 40.0 ** (1 / k) * 1.0 / s                          # row 0: N* = 40 exactly
+    rows = [1.0 + z, 1.0 / 3 + z]                            # row 1: N* = 40·3^κ > 60
+    grid = [10, 100, 1000]
+    free = detection_table(rows, [1, 2], grid, eps=eps, method="ecf")
+    cap = detection_table(rows, [1, 2], grid, eps=eps, method="ecf", cap_budget=True)
+    assert free.n_star[0] == pytest.approx(40.0) and 60 < free.n_star[1] < 1000
+    np.testing.assert_array_equal(free.n_hat, [100, 1000])
+    np.testing.assert_array_equal(cap.n_hat, [60, np.inf])   # capped: min(100, 60); never n ≥ N*
+    np.testing.assert_array_equal(cap.h_n, [0, 1, 1])        # N̂ = 60 ≤ N for N = 100, 1000
+    np.testing.assert_array_equal(cap.n_star, free.n_star)   # N* is not capped
+
+
+def test_fit_subsample_fits_the_tail_on_a_seeded_subset():
+    from lwsim.stats import fit_alpha
+    row = 0.2 + np.random.default_rng(3).standard_t(3, 1000)
+    t = detection_table([row], [5], [100], method="ecf", seed=7, fit_subsample=100)
+    idx = np.sort(np.random.default_rng(7).choice(1000, 100, replace=False))
+    ref = fit_alpha(row[idx] - row.mean(), method="ecf")
+    assert (t.alpha[0], t.sigma[0]) == (ref.alpha, ref.sigma)
+    assert t.mean[0] == row.mean()                           # the mean uses every sample
+    full = detection_table([row], [5], [100], method="ecf", seed=7)
+    assert full.alpha[0] != t.alpha[0]

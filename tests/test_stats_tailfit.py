@@ -181,3 +181,58 @@ def test_selection_degenerate_data_defaults_to_gaussian():
     f = fit_alpha(np.full(1000, 3.0))
     assert f == tailfit.TailFit(2.0, 0.0, False, "default_gaussian", f.ci, 1000)
     assert np.isfinite(f.ci).all()
+
+
+# ---- σ̂ of every branch of fit_alpha: scale-equivariant and accurate (issue 14) -----------------
+def _force_mcculloch(monkeypatch):
+    monkeypatch.setattr(tailfit, "_ecf_abs2", lambda y, t: np.ones_like(t))   # ECF unusable
+
+
+BRANCH_CASES = [(1.0, 2.0, 11), (1.6, 0.7, 12), (1.6, 3.0, 13)]   # (α, σ, seed): Cauchy and SαS(1.6)
+
+
+@pytest.mark.parametrize("alpha,sigma,seed", BRANCH_CASES)
+def test_mcculloch_bootstrap_sigma_equivariant_and_accurate(monkeypatch, alpha, sigma, seed):
+    _force_mcculloch(monkeypatch)
+    x = sample_sas(alpha, sigma, size=20_000, seed=seed)
+    f = fit_alpha(x, seed=1)
+    assert f.method == "mcculloch_boot"
+    assert abs(f.sigma / sigma - 1) < 0.04                      # sd of σ̂ at n = 2·10⁴ ≈ 1%
+    for c in (1e-3, 37.0):
+        g = fit_alpha(c * x, seed=1)
+        assert g.method == "mcculloch_boot" and g.alpha == pytest.approx(f.alpha, abs=1e-12)
+        np.testing.assert_allclose(g.sigma, c * f.sigma, rtol=1e-12)
+
+
+@pytest.mark.parametrize("alpha,sigma,seed", BRANCH_CASES)
+def test_ecf_branch_sigma_equivariant_and_accurate(alpha, sigma, seed):
+    x = sample_sas(alpha, sigma, size=20_000, seed=seed)
+    f = fit_alpha(x)
+    assert f.method == "ecf" or alpha == 1.0    # Cauchy: α̂ ≈ 1 is on the boundary (n < 2000 rule)
+    assert abs(f.sigma / sigma - 1) < 0.04
+    for c in (1e-3, 37.0):
+        g = fit_alpha(c * x)
+        assert g.method == f.method
+        np.testing.assert_allclose(g.sigma, c * f.sigma, rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["ecf", "mcculloch"])
+def test_explicit_methods_sigma_equivariant_when_alpha_clipped(method):
+    x = np.random.default_rng(3).standard_normal(20_000) * 1.3     # α̂ clipped at 2 (ECF slope > 2)
+    f = fit_alpha(x, method=method, n_boot=0)
+    assert f.alpha == 2.0 and abs(f.sigma / (1.3 / np.sqrt(2)) - 1) < 0.03
+    for c in (1e-3, 37.0):
+        np.testing.assert_allclose(fit_alpha(c * x, method=method, n_boot=0).sigma, c * f.sigma, rtol=1e-9)
+
+
+def test_default_gaussian_branch_sigma_equivariant_and_accurate(monkeypatch):
+    _force_mcculloch(monkeypatch)
+    monkeypatch.setattr(tailfit, "CI_MAX_WIDTH", 0.0)              # no CI is narrow enough
+    x = np.random.default_rng(4).standard_normal(20_000) * 2.5     # SαS(2, σ) is N(0, 2σ²)
+    f = fit_alpha(x, seed=2)
+    assert f.method == "default_gaussian"
+    assert abs(f.sigma / (2.5 / np.sqrt(2)) - 1) < 0.03
+    iqr = np.subtract(*np.percentile(x, [75, 25]))
+    np.testing.assert_allclose(f.sigma, iqr / (2 * np.sqrt(2) * sps.norm.ppf(0.75)), rtol=1e-9)
+    for c in (1e-3, 37.0):
+        np.testing.assert_allclose(fit_alpha(c * x, seed=2).sigma, c * f.sigma, rtol=1e-12)

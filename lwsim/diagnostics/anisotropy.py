@@ -10,7 +10,8 @@ flattened over all parameters (sorted keys); rows normalised to unit norm, colum
 near-constant columns dropped (column std ≤ ``rtol`` · the largest column std); singular values
 s_i of the result and
     AI = s_1/s_10,   CE = Σ_{i≤10} s_i² / Σ s_i²,   PR = (Σ s_i²)² / Σ s_i⁴.
-Medians and IQRs over seeds: :func:`median_iqr`.
+Medians and IQRs over seeds: :func:`median_iqr`. ``conventions="author"`` and
+``sampling="author"`` reproduce [B]'s code (docs/fidelity.md, "[B]").
 """
 from __future__ import annotations
 
@@ -51,9 +52,44 @@ class JacobianAnisotropy:
     n_energy: int
 
 
+def sample_triples(B, T, lags, n_samples, seed, sampling="lwsim"):
+    """(b, t) of the sampled triples per lag, (n_lags, n_samples) each (k = t − h).
+
+    "lwsim": b and t drawn independently with replacement from ``np.random.default_rng(seed)``,
+    t ∈ [h + 1, T] (source k ≥ 1). "author" (as [B]'s code): the candidates (b, t), b-major,
+    t ∈ [h, T − 1] (k ≥ 0: the initial state is a source, the last step never an end), drawn
+    without replacement by ``np.random.RandomState(seed).choice`` (all of them when there are
+    at most ``n_samples``; missing entries are −1)."""
+    if sampling == "lwsim":
+        rng = np.random.default_rng(seed)
+        bs = rng.integers(0, B, size=(len(lags), n_samples))
+        ts = np.stack([rng.integers(ell + 1, T + 1, size=n_samples) for ell in lags])
+        return bs, ts
+    if sampling != "author":
+        raise ValueError(f"sampling must be 'lwsim' or 'author', got {sampling!r}")
+    rs = np.random.RandomState(seed)
+    bs = np.full((len(lags), n_samples), -1)
+    ts = np.full((len(lags), n_samples), -1)
+    for i, h in enumerate(lags):
+        cb, ct = np.divmod(np.arange(B * (T - h)), T - h)
+        ct = ct + h
+        if cb.size > n_samples:
+            pick = rs.choice(cb.size, size=n_samples, replace=False)
+            cb, ct = cb[pick], ct[pick]
+        bs[i, :cb.size], ts[i, :cb.size] = cb, ct
+    return bs, ts
+
+
 def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, seed=0, r=10,
-                        n_energy=16, backend="numpy", chunk=16, progress=True):
-    """AI_r and CE_r of sampled Jacobian products per lag → :class:`JacobianAnisotropy`."""
+                        n_energy=16, backend="numpy", chunk=16, progress=True, conventions="lwsim",
+                        sampling="lwsim"):
+    """AI_r and CE_r of sampled Jacobian products per lag → :class:`JacobianAnisotropy`.
+
+    ``conventions="author"`` (docs/fidelity.md, "[B]"): the author's Jacobians (gate term from
+    h_t), products J_{k+1} ⋯ J_t, AI = σ₁/(σ_r + 1e−12), CE with the same floor.
+    ``sampling`` ("lwsim" | "author"): which triples, see :func:`sample_triples`."""
+    from .author_b import author_jacobians, check_conventions, floored_metrics, sampled_products
+    author = check_conventions(conventions) == "author"
     x = cell.check_x(x)
     T, B, _ = x.shape
     lags = check_lags(lags, T)
@@ -64,29 +100,31 @@ def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, see
     n_energy = check_int("n_energy", n_energy, 1)
     if cell.state_size < max(r, n_energy):
         raise ValueError(f"state size {cell.state_size} < max(r, n_energy) = {max(r, n_energy)}")
-    rng = np.random.default_rng(seed)
-    bs = rng.integers(0, B, size=(lags.size, n_samples))
-    ts = np.stack([rng.integers(ell + 1, T + 1, size=n_samples) for ell in lags])   # k = t − h ≥ 1
-    used = np.unique(bs)
+    bs, ts = sample_triples(B, T, lags, n_samples, seed, sampling)
+    used = np.unique(bs[bs >= 0])
     J = {}
     sl = batch_slices(used.size, chunk)
     for s in progress_iter(sl, len(sl), "Jacobians", progress):
-        Jc = to_numpy(cell.jacobians(params, x[:, used[s]], backend=backend))
+        if author:
+            Jc = author_jacobians(cell, params, x[:, used[s]], backend)
+        else:
+            Jc = to_numpy(cell.jacobians(params, x[:, used[s]], backend=backend))
         for i, b in enumerate(used[s]):
             J[int(b)] = Jc[:, i]
     Jall = np.stack([J[int(b)] for b in used], axis=1)          # (T, n_used, S, S)
     col = {int(b): i for i, b in enumerate(used)}
-    ai = np.empty((lags.size, n_samples))
-    ce = np.empty_like(ai)
+    ai = np.full((lags.size, n_samples), np.nan)
+    ce = np.full_like(ai, np.nan)
     for i, ell in enumerate(progress_iter(lags, lags.size, "products", progress)):
-        bi = np.array([col[int(b)] for b in bs[i]])
-        t = ts[i]
-        W = Jall[t - 1, bi]
-        for m in range(1, ell):
-            W = W @ Jall[t - 1 - m, bi]                           # J_t ⋯ J_{t−h+1}
+        ok = bs[i] >= 0
+        bi = np.array([col[int(b)] for b in bs[i, ok]])
+        W = sampled_products(Jall, bi, ts[i, ok], int(ell), "reversed" if author else "exact")
         sv = np.linalg.svd(W, compute_uv=False)
-        ai[i], ce[i] = singular_value_metrics(sv, r, n_energy)
-    return JacobianAnisotropy(lags=lags, ai_median=np.median(ai, axis=1), ce_median=np.median(ce, axis=1),
+        ai[i, ok], ce[i, ok] = (floored_metrics(sv, r, n_energy) if author
+                                else singular_value_metrics(sv, r, n_energy))
+    with np.errstate(all="ignore"):
+        med_ai, med_ce = np.nanmedian(ai, axis=1), np.nanmedian(ce, axis=1)
+    return JacobianAnisotropy(lags=lags, ai_median=med_ai, ce_median=med_ce,
                               ai=ai, ce=ce, samples=np.stack([bs, ts], axis=-1), r=r, n_energy=n_energy)
 
 
@@ -101,24 +139,41 @@ class GradientAnisotropy:
     n_dropped: int            # near-constant columns dropped
 
 
-def gradient_covariance_metrics(G, r=10, rtol=1e-8):
-    """AI, CE, PR of a per-example gradient matrix G (M, P) after the preprocessing of §2.9."""
+def gradient_covariance_metrics(G, r=10, rtol=1e-8, conventions="lwsim"):
+    """AI, CE, PR of a per-example gradient matrix G (M, P) after the preprocessing of §2.9.
+
+    ``conventions="author"`` (docs/fidelity.md, "[B]"): rows divided by (‖g‖ + 1e−12), columns
+    kept when their norm exceeds 1e−10·√M (all if none), AI = s₁/(s_r + 1e−12) and
+    CE = Σ_{i≤r}s_i²/(Σs_i² + 1e−12). The author's extra 1e−8 Gaussian jitter on G is not added
+    (it is random; its effect is below 1e−6 relative at [B]'s sizes)."""
+    from .author_b import FLOOR, check_conventions
+    author = check_conventions(conventions) == "author"
     G = np.array(to_numpy(G), dtype=np.float64)
     if G.ndim != 2 or G.shape[0] < 2:
         raise ValueError(f"G must be a 2-D (examples, parameters) array with >= 2 rows, got {G.shape}")
     r = check_int("r", r, 1)
     rtol = check_real("rtol", rtol, 0.0)
     norms = np.linalg.norm(G, axis=1, keepdims=True)
-    G = G / np.where(norms > 0, norms, 1.0)
+    G = G / (norms + FLOOR) if author else G / np.where(norms > 0, norms, 1.0)
     G -= G.mean(axis=0)
-    sd = G.std(axis=0)
-    keep = sd > rtol * sd.max() if sd.max() > 0 else np.zeros(sd.shape, bool)
+    if author:
+        cn = np.linalg.norm(G, axis=0)
+        keep = cn > 1e-10 * np.sqrt(G.shape[0])
+        if not keep.any():
+            keep = np.ones(cn.shape, bool)
+    else:
+        sd = G.std(axis=0)
+        keep = sd > rtol * sd.max() if sd.max() > 0 else np.zeros(sd.shape, bool)
     Gk = G[:, keep]
     s = np.linalg.svd(Gk, compute_uv=False) if Gk.size else np.zeros(0)
     if s.size < r:
         raise ValueError(f"only {s.size} singular values, fewer than r = {r}")
     e = s * s
-    return GradientAnisotropy(ai=float(s[0] / s[r - 1]), ce=float(e[:r].sum() / e.sum()),
+    if author:
+        ai, ce = s[0] / (s[r - 1] + FLOOR), e[:r].sum() / (e.sum() + FLOOR)
+    else:
+        ai, ce = s[0] / s[r - 1], e[:r].sum() / e.sum()
+    return GradientAnisotropy(ai=float(ai), ce=float(ce),
                               pr=float(e.sum() ** 2 / (e * e).sum()), singular_values=s,
                               n_examples=G.shape[0], n_columns=int(keep.sum()),
                               n_dropped=int((~keep).sum()))
@@ -140,7 +195,7 @@ def per_example_gradients(cell, params, x, y, *, backend="numpy", progress=True)
 
 
 def gradient_anisotropy(cell, params, x, y, *, r=10, rtol=1e-8, rates=None, backend="numpy",
-                        progress=True):
+                        progress=True, conventions="lwsim"):
     """AI, CE, PR of the per-example gradient covariance over the batch (§2.9; [B] uses M = 256).
 
     ``rates`` (optional, an extension of the spec): a per-parameter rates dict (``opt.rates()``);
@@ -158,7 +213,7 @@ def gradient_anisotropy(cell, params, x, y, *, r=10, rtol=1e-8, rates=None, back
         lam = np.concatenate([np.broadcast_to(np.asarray(to_numpy(rates[k]), dtype=np.float64),
                                               shapes[k]).ravel() for k in keys])
         G = G * lam
-    return gradient_covariance_metrics(G, r=r, rtol=rtol)
+    return gradient_covariance_metrics(G, r=r, rtol=rtol, conventions=conventions)
 
 
 def median_iqr(values, axis=0):

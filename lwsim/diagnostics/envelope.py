@@ -15,6 +15,14 @@ read-out e_t (§2.3), so f_gates does too.
 Sequences are processed in chunks of ``chunk`` (memory O(chunk·T·H)); the accumulation over
 (b, t, ℓ, q) runs in a numba kernel (``engine="numba"``) or in NumPy with the log-space prefix
 sums (``engine="numpy"``), O(B·T·L·H) either way.
+
+``conventions="author"`` (docs/fidelity.md; NumPy engine) reproduces the author's envelope: for
+ConstGate/SharedGate/DiagGate the windows ending at t = ℓ … T (the first starts at h₀, source
+k = t − ℓ ≥ 0; the GRU/LSTM script keeps lwsim's t = ℓ+1 … T), Λ of source k at h_k
+(:func:`.rates.source_rates`), Γ, Γ⁰ from the author's factors (:func:`.gamma.gate_factors`),
+and f, f_gates averaged over the neurons instead of summed (f_author = f/H on equal windows);
+it also returns ``log_mass`` = mean over sequences b of log(⟨|μ|⟩_{t,q}(b) + 1e−30), the
+quantity the author's runner fits the decay laws to.
 """
 from __future__ import annotations
 
@@ -22,7 +30,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .gamma import _check_factors, gate_factors, prefix_sums
+from .._conventions import check_conventions
+from .gamma import _check_factors, gate_factors, prefix_sums, window_gamma, window_tables
 from .rates import base_rate, recurrent_rates, source_rates
 from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, check_order,
                     check_progress, need_gated, progress_iter)
@@ -43,6 +52,8 @@ class Envelope:
     eta: float
     order: int
     form: str
+    conventions: str = "lwsim"
+    log_mass: np.ndarray | None = None   # conventions="author" only: ⟨log mass per sequence⟩
 
     def to_dict(self):
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
@@ -87,6 +98,24 @@ def accumulate(d, r, readout, lam, lags, order, engine, acc_mu, acc_g0, cnt):
     _kernels.envelope_accumulate(btH(d), btH(r / d), e, btH(lam), lags, order, acc_mu, acc_g0, cnt)
 
 
+def accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0=True):
+    """The author's windows t = ℓ … T (``h0``; else t = ℓ+1 … T), source k = t − ℓ with Λ row
+    k = Λ at h_k, adding also Σ_b log(mean_{t,q} |μ| + 1e−30) per lag to ``acc_log``."""
+    d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
+    T = d.shape[0]
+    tabs = window_tables(d, r if order == 1 else None, fac.reset)
+    for i, ell in enumerate(lags):
+        t0 = ell if h0 else ell + 1
+        g0, g = window_gamma(tabs, ell, t0, order)
+        if e is not None:
+            g0, g = g0 * e[t0 - 1:], g * e[t0 - 1:]
+        mu = np.abs(lam_src[t0 - ell:T - ell + 1] * g)
+        acc_mu[i] += mu.sum(axis=(0, 1))
+        acc_g0[i] += np.abs(g0).sum(axis=(0, 1))
+        cnt[i] += (T - t0 + 1) * d.shape[1]
+        acc_log[i] += np.log(mu.mean(axis=(0, 2)) + 1e-30).sum()
+
+
 def _lambda_stats(s1, s2, n_k, lags, T):
     """Per-lag mean/std of Λ over k = 1 … T − ℓ from per-source sums s1, s2 (T,) and counts n_k."""
     c1, c2, cn = np.cumsum(s1), np.cumsum(s2), np.cumsum(n_k)
@@ -97,13 +126,15 @@ def _lambda_stats(s1, s2, n_k, lags, T):
 
 
 def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=16,
-             backend="numpy", engine="numba", progress=True):
+             backend="numpy", engine="numba", progress=True, conventions="lwsim"):
     """Envelope f(ℓ), f_gates(ℓ), R(ℓ), m_q(ℓ) and Λ statistics (§2.5) over the batch x (T, B, D).
 
     rates: η (SGD), ``opt.rates()`` dict or the optimizer; eta: the η of f_gates (default: the SGD
     number or the optimizer's lr; required with a bare dict). lags: int L or increasing lags.
+    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
     """
     need_gated(cell, "the envelope")
+    conventions = check_conventions(conventions)
     x = cell.check_x(x)
     order, engine = check_order(order), check_engine(engine)
     chunk, progress = check_chunk(chunk), check_progress(progress)
@@ -114,13 +145,20 @@ def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None
     eta = base_rate(rates, eta)
     n = lags.size
     acc_mu, acc_g0, cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
-    s1, s2, n_k, lam_neuron = np.zeros(T), np.zeros(T), np.zeros(T), np.zeros(H)
+    author = conventions == "author"
+    h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
+    n_src = T + 1 if author else T                   # author: sources k = 0 … T (row k: h_k)
+    s1, s2, n_k, lam_neuron = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src), np.zeros(H)
+    acc_log = np.zeros(n)
     sl = batch_slices(B, chunk)
     for s in progress_iter(sl, len(sl), f"envelope ({cell.name})", progress):
-        fac = gate_factors(cell, params, x[:, s], backend)
-        lam_src = source_rates(lam, fac.trace.h, form)
-        d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
-        accumulate(d, r, e, lam_src, lags, order, engine, acc_mu, acc_g0, cnt)
+        fac = gate_factors(cell, params, x[:, s], backend, conventions)
+        lam_src = source_rates(lam, fac.trace.h, form, conventions)
+        if author:
+            accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0)
+        else:
+            d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
+            accumulate(d, r, e, lam_src, lags, order, engine, acc_mu, acc_g0, cnt)
         s1 += lam_src.sum(axis=(1, 2))
         s2 += (lam_src * lam_src).sum(axis=(1, 2))
         n_k += lam_src.shape[1] * H
@@ -129,11 +167,19 @@ def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None
         m = acc_mu / cnt[:, None]
         f = m.sum(axis=1)
         f_gates = eta * (acc_g0 / cnt[:, None]).sum(axis=1)
+        if author:                                   # the author averages over the neurons
+            f, f_gates = f / H, f_gates / H
         ratio = f / f_gates
-    lam_mean, lam_std = _lambda_stats(s1, s2, n_k, lags, T)
+    # author: rows k = 0 … T − ℓ of the (T+1)-row table (with the h₀ window) or k = 1 … T − ℓ
+    if h0:
+        lam_mean, lam_std = _lambda_stats(s1, s2, n_k, lags - 1, T)
+    else:
+        sl_ = slice(1, None) if author else slice(None)
+        lam_mean, lam_std = _lambda_stats(s1[sl_], s2[sl_], n_k[sl_], lags, T)
     return Envelope(lags=lags, f=f, f_gates=f_gates, ratio=ratio, m=m, count=cnt,
-                    lam_mean=lam_mean, lam_std=lam_std, lam_neuron=lam_neuron / (T * B),
-                    eta=float(eta), order=order, form=form)
+                    lam_mean=lam_mean, lam_std=lam_std, lam_neuron=lam_neuron / (n_src * B),
+                    eta=float(eta), order=order, form=form, conventions=conventions,
+                    log_mass=acc_log / B if author else None)
 
 
 def exact_envelope(cell, params, x, rates, lags, *, form="rayleigh", chunk=4, backend="numpy",

@@ -35,6 +35,8 @@ from ._util import (batch_slices, check_chunk, check_lags, check_order, check_pr
                     f64, need_gated, ols, progress_iter, to_numpy)
 
 DEFAULT_EPS = np.logspace(-5, 0, 11)
+# the author's grid (1, 3 per decade): 1e−5, 3e−5, 1e−4, …, 3e−1, 1
+AUTHOR_EPS = np.array([1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0])
 
 
 def _dsig(s):
@@ -45,8 +47,15 @@ def _p64(cell, params):
     return {k: np.asarray(to_numpy(v), dtype=np.float64) for k, v in cell.check_params(params).items()}
 
 
-def gate_derivative_term(cell, params, x, trace=None, backend="numpy"):
-    """B_j for every step: (T, B, S, S) float64 (zeros for rnn and constgate)."""
+def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventions="lwsim"):
+    """B_j for every step: (T, B, S, S) float64 (zeros for rnn and constgate).
+
+    ``conventions="author"`` (sharedgate, diaggate: the author's scalar and multi-gate models)
+    builds the gate term from the state after the step, diag((h̃_j − h_j) ⊙ s'_j) U_s, as [B]'s
+    code does (docs/fidelity.md, "[B]"); the exact term uses h_{j−1}."""
+    from .author_b import check_conventions, need_author_cell
+    if check_conventions(conventions) == "author":
+        need_author_cell(cell)
     x = cell.check_x(x)
     if trace is None:
         trace = cell.forward(params, x, backend=backend)
@@ -61,7 +70,8 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy"):
         return np.zeros((T, B, S, S))
     G = {k: f64(v) for k, v in trace.gates.items()}
     if name in ("sharedgate", "diaggate"):
-        col = (f64(trace.cand) - hp) * _dsig(G["s"])
+        ref = h[1:] if conventions == "author" else hp          # author: h_j; exact: h_{j−1}
+        col = (f64(trace.cand) - ref) * _dsig(G["s"])
         U = p["u_s"][None, :] if name == "sharedgate" else p["U_s"]
         return col[..., :, None] * U
     if name == "gru" and cell.convention == "cho":
@@ -93,13 +103,20 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy"):
     return out
 
 
-def gate_split(cell, params, x, backend="numpy"):
-    """(A, B): the split J_j = A_j + B_j of every step, each (T, batch, S, S) float64."""
+def gate_split(cell, params, x, backend="numpy", conventions="lwsim"):
+    """(A, B): the split J_j = A_j + B_j of every step, each (T, batch, S, S) float64.
+
+    ``conventions="author"``: A_j is unchanged (the exact non-gate part, as the author's
+    diag(1−g) + diag(g) D W_r) and B_j is the author's gate term (:func:`gate_derivative_term`),
+    so A_j + B_j is the author's (approximate) Jacobian."""
     x = cell.check_x(x)
     trace = cell.forward(params, x, backend=backend)
     J = f64(cell.jacobians(params, x, backend=backend))
     Bm = gate_derivative_term(cell, params, x, trace)
-    return J - Bm, Bm
+    A = J - Bm
+    if conventions != "lwsim":
+        Bm = gate_derivative_term(cell, params, x, trace, conventions=conventions)
+    return A, Bm
 
 
 @dataclass
@@ -149,10 +166,21 @@ def frechet_from_split(A, Bm, eps=DEFAULT_EPS, n_slope=5):
                         norm_A=nA, norm_B=nB, ratio=ratio)
 
 
-def frechet_check(cell, params, x, eps=DEFAULT_EPS, *, backend="numpy"):
-    """[B]'s Fréchet check along each sequence of x (product over all T steps) → :class:`FrechetCheck`."""
-    A, Bm = gate_split(cell, params, x, backend)
-    return frechet_from_split(A, Bm, eps)
+def frechet_check(cell, params, x, eps=DEFAULT_EPS, *, backend="numpy", conventions="lwsim"):
+    """[B]'s Fréchet check along each sequence of x (product over all T steps) → :class:`FrechetCheck`.
+
+    ``conventions="author"`` (docs/fidelity.md, "[B]"): the author's gate term B_j (from h_j) and
+    the author's product order F = Π in increasing j from the left (A_1 A_2 ⋯ A_T, and L₁ to
+    match), i.e. the exact check applied to the time-reversed factor sequence."""
+    from .author_b import check_conventions
+    conventions = check_conventions(conventions)
+    A, Bm = gate_split(cell, params, x, backend, conventions=conventions)
+    if conventions == "author":
+        A, Bm = A[::-1], Bm[::-1]                # the check multiplies later steps on the left
+    fc = frechet_from_split(A, Bm, eps)
+    if conventions == "author":                  # per-step norms back in time order
+        fc.norm_A, fc.norm_B, fc.ratio = fc.norm_A[::-1], fc.norm_B[::-1], fc.ratio[::-1]
+    return fc
 
 
 # --------------------------------------------------------------------------- [A] envelope fidelity

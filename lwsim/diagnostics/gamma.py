@@ -19,6 +19,12 @@ U_o = 0 Γ matches it to first order, with U_o ≠ 0 it omits the first-order re
 the output gate at step t (the spec's formula, kept as written).
 
 The plain rnn has no leak: Γ raises ValueError for it; only exact transports apply.
+
+``conventions="author"`` (docs/fidelity.md) reproduces the author's code: r_t without the
+LayerNorm Jacobian (diag(W_h), diag(U_g) in place of the diagonal of J_LN·U); for the GRU the
+candidate term z g' diag(U_g)(r + h r' diag(U_r)) in place of z g' [J_LN U_g (diag(r) + diag(h r') U_r)]_qq
+and Γ⁰ = Π(1−z) + Π r + Π (1−z) r (so Γ = Γ⁰ + Π(1−z)·Σ r_j/d_j); the LSTM factors keep their
+form, with diag(U_g) in place of diag(J_LN U_g).
 """
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._conventions import check_conventions
 from ..cells._common import ln_forward, ln_times_matrix_diag
 from ._util import btH, check_engine, check_lags, check_order, f64, need_gated, to_numpy
 
@@ -35,21 +42,27 @@ class GateFactors:
     """Per-step ingredients of Γ, each (T, B, H) float64 (index t − 1 for step t).
 
     d: leak d_t; r: r_t = diag(J_t) − d_t (lstm: diag(∂c_t/∂h_{t−1}) ⊙ e_{t−1});
-    readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass.
+    readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass;
+    reset: the GRU reset gate r_t, only with conventions="author" (its 3-term Γ⁰), else None.
     """
     d: np.ndarray
     r: np.ndarray
     readout: np.ndarray | None
     trace: object
+    reset: np.ndarray | None = None
 
 
-def _lstm_factors(cell, params, x, trace):
-    p = {k: np.asarray(to_numpy(v), dtype=np.float64) for k, v in cell.check_params(params).items()}
+def _np_params(cell, params):
+    return {k: np.asarray(to_numpy(v), dtype=np.float64) for k, v in cell.check_params(params).items()}
+
+
+def _lstm_factors(cell, params, x, trace, ln_jacobian=True):
+    p = _np_params(cell, params)
     x = np.asarray(to_numpy(x), dtype=np.float64)
     h, c = f64(trace.h), f64(trace.c)
     i, f, g, o = (f64(trace.gates[k]) for k in "ifgo")
     h_prev, c_prev = h[:-1], c[:-1]
-    if cell.layernorm:
+    if cell.layernorm and ln_jacobian:
         a = x @ p["W_g"].T + h_prev @ p["U_g"].T
         if "b_g" in p:
             a = a + p["b_g"]
@@ -64,11 +77,41 @@ def _lstm_factors(cell, params, x, trace):
     return dcdh * e_prev, e
 
 
-def gate_factors(cell, params, x, backend="numpy"):
-    """d, r (and the LSTM read-out e) of §2.3 from the cell's trace and Jacobian diagonal."""
+def _author_factors(cell, params, x, trace, d):
+    """The author's r_t (no LayerNorm Jacobian; GRU: diag(U_g)·diag(U_r)) and the GRU reset gate."""
+    p = _np_params(cell, params)
+    h_prev = f64(trace.h)[:-1]
+    if cell.name == "lstm":
+        r, e = _lstm_factors(cell, params, x, trace, ln_jacobian=False)
+        return GateFactors(d=d, r=r, readout=e, trace=trace)
+    if cell.name == "gru":
+        if cell.convention != "cho":
+            raise ValueError("conventions='author' needs the GRU convention 'cho' (the author's GRU)")
+        z, rg, g = (f64(trace.gates[k]) for k in "zrg")
+        r = ((g - h_prev) * z * (1.0 - z) * p["U_z"].diagonal()
+             + z * (1.0 - g * g) * p["U_g"].diagonal() * (rg + h_prev * rg * (1.0 - rg) * p["U_r"].diagonal()))
+        return GateFactors(d=d, r=r, readout=None, trace=trace, reset=rg)
+    s = 1.0 - d                                   # constgate/sharedgate/diaggate: d = 1 − s
+    cand = f64(trace.cand)
+    r = s * (1.0 - cand * cand) * p["W_h"].diagonal()
+    if cell.name == "diaggate":
+        r = r + (cand - h_prev) * s * (1.0 - s) * p["U_s"].diagonal()
+    elif cell.name == "sharedgate":
+        r = r + (cand - h_prev) * s * (1.0 - s) * p["u_s"]
+    return GateFactors(d=d, r=r, readout=None, trace=trace)
+
+
+def gate_factors(cell, params, x, backend="numpy", conventions="lwsim"):
+    """d, r (and the LSTM read-out e) of §2.3 from the cell's trace and Jacobian diagonal.
+
+    conventions: "lwsim" (exact diagonal) or "author" (see the module docstring, docs/fidelity.md).
+    """
     need_gated(cell, "Γ")
+    conventions = check_conventions(conventions)
     trace = cell.forward(params, x, backend=backend)
     d = f64(trace.leak)
+    if conventions == "author":
+        return _author_factors(cell, params, x, trace, d)
     if cell.name == "lstm":
         r, e = _lstm_factors(cell, params, x, trace)
         return GateFactors(d=d, r=r, readout=e, trace=trace)
@@ -111,11 +154,41 @@ def prefix_sums(d, r=None):
     return P, Q
 
 
-def gamma(d, r=None, lags=1, *, order=1, readout=None, engine="numba"):
+def window_tables(d, r=None, reset=None):
+    """Prefix tables for :func:`window_gamma`: (P, Q) of :func:`prefix_sums`, plus the log-prefix
+    sums of the GRU reset gate ρ and of d·ρ when ``reset`` is given (the author's Γ⁰)."""
+    P, Q = prefix_sums(d, r)
+    if reset is None:
+        return P, Q, None
+    rho = f64(reset)
+    if rho.shape != np.shape(d) or not np.all(np.isfinite(rho)) or np.any(rho <= 0):
+        raise ValueError(f"reset must be finite, > 0 and of shape {d.shape}")
+    Pr, Pdr = np.zeros_like(P), np.zeros_like(P)
+    np.cumsum(np.log(rho), axis=0, out=Pr[1:])
+    np.cumsum(np.log(f64(d) * rho), axis=0, out=Pdr[1:])
+    return P, Q, (Pr, Pdr)
+
+
+def window_gamma(tables, ell, t0, order):
+    """(Γ⁰, Γ) for the windows j = t−ℓ+1 … t ending at t = t0 … T (t0 ≥ ℓ), each (T−t0+1, B, H):
+    Γ⁰ = Π d (+ Π ρ + Π dρ with the reset tables), Γ = Γ⁰ + Π d · Σ r/d (order 1) or Γ⁰."""
+    P, Q, extra = tables
+    T = P.shape[0] - 1
+    a, b = t0 - ell, T + 1 - ell
+    lead = np.exp(P[t0:] - P[a:b])
+    g0 = lead if extra is None else lead + np.exp(extra[0][t0:] - extra[0][a:b]) + np.exp(extra[1][t0:] - extra[1][a:b])
+    if order == 0:
+        return g0, g0
+    return g0, g0 + lead * (Q[t0:] - Q[a:b])
+
+
+def gamma(d, r=None, lags=1, *, order=1, readout=None, engine="numba", reset=None):
     """Γ (order 1) or Γ⁰ (order 0) for every t and lag: (n_lags, T, B, H) float64.
 
     d, r, readout: (T, B, H) (see :class:`GateFactors`); entry [i, t − 1] is Γ_{t, lags[i]};
     invalid pairs (t − ℓ < 1) are NaN. ``engine`` "numba" (fused kernel) or "numpy" (prefix sums).
+    reset: the GRU reset gate for the author's Γ⁰ = Π d + Π ρ + Π dρ (conventions="author",
+    docs/fidelity.md); computed with the NumPy prefix sums whatever the engine.
     """
     order = check_order(order)
     engine = check_engine(engine)
@@ -123,6 +196,12 @@ def gamma(d, r=None, lags=1, *, order=1, readout=None, engine="numba"):
     T, B, H = d.shape
     lags = check_lags(lags, T)
     out = np.full((lags.size, T, B, H), np.nan)
+    if reset is not None:
+        tabs = window_tables(d, r if order == 1 else None, reset)
+        for i, ell in enumerate(lags):
+            g = window_gamma(tabs, ell, ell + 1, order)[1]
+            out[i, ell:] = g if readout is None else g * readout[ell:]
+        return out
     if engine == "numba":
         from . import _kernels
         e = np.ones((B, T, H)) if readout is None else btH(readout)
@@ -139,8 +218,10 @@ def gamma(d, r=None, lags=1, *, order=1, readout=None, engine="numba"):
     return out
 
 
-def transport_factors(cell, params, x, lags, *, order=1, backend="numpy", engine="numba"):
+def transport_factors(cell, params, x, lags, *, order=1, backend="numpy", engine="numba",
+                      conventions="lwsim"):
     """Γ / Γ⁰ of a cell on a batch: (n_lags, T, B, H) (see :func:`gamma`). Memory n_lags·T·B·H;
-    for envelopes over many sequences use :func:`lwsim.diagnostics.envelope` (streams)."""
-    fac = gate_factors(cell, params, x, backend)
-    return gamma(fac.d, fac.r, lags, order=order, readout=fac.readout, engine=engine)
+    for envelopes over many sequences use :func:`lwsim.diagnostics.envelope` (streams).
+    conventions: "lwsim" | "author" (docs/fidelity.md)."""
+    fac = gate_factors(cell, params, x, backend, conventions)
+    return gamma(fac.d, fac.r, lags, order=order, readout=fac.readout, engine=engine, reset=fac.reset)

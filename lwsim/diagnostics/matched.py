@@ -12,6 +12,10 @@ Counted steps: every step for readout "every" (or the ``mask``), only t = T for 
 cell out into h_t through e_t), so the source tangent is the cell-state part v^c_{t−ℓ}.
 Option ``orient``: per direction and lag, ψ̄ ← sgn(mean_b ψ̄_b(ℓ)) ψ̄ before averaging over the
 directions (a random direction and its negative are equally likely, so signs are arbitrary).
+``conventions="author"`` (docs/fidelity.md): the author's Γ factors (:func:`.gamma.gate_factors`),
+the LSTM source tangent v^h instead of v^c, and ``orient`` by the sign of each batch of
+AUTHOR_BATCH = 128 sequences (ψ̄ ← sgn(Σ_batch ψ / Σ_batch count) ψ̄, sign +1 for a zero or
+non-finite mean) instead of one sign per direction and lag; ``signs`` is then (K, n_lags, B).
 Output: ``samples`` (n_lags, B), one sample per sequence and lag, for ``lwsim.stats``.
 """
 from __future__ import annotations
@@ -20,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._conventions import check_conventions
 from .._validate import check_int
-from .gamma import _check_factors, gate_factors, prefix_sums
+from .gamma import _check_factors, gate_factors, prefix_sums, window_gamma, window_tables
 from .rates import recurrent_rates, source_rates
 from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, check_order,
                     check_progress, check_seed, f64, need_gated, progress_iter, to_numpy)
@@ -30,8 +35,9 @@ from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, ch
 @dataclass
 class MatchedStatistic:
     lags: np.ndarray
-    samples: np.ndarray          # (n_lags, B) ψ̄_b(ℓ) averaged over directions (oriented if asked)
-    per_direction: np.ndarray    # (K, n_lags, B) ψ̄ per direction (oriented if asked)
+    samples: np.ndarray          # (n_lags, B) ψ̄_b(ℓ) averaged over directions (oriented if asked);
+                                 # statistic "instantaneous": a list of n_lags 1-D arrays ψ_{b,t}(ℓ)
+    per_direction: np.ndarray    # (K, n_lags, B) ψ̄ per direction (oriented if asked); None if instantaneous
     signs: np.ndarray | None     # (K, n_lags) orientation signs, None without orient
     count: np.ndarray            # (n_lags, B) counted valid steps
     order: int
@@ -61,19 +67,39 @@ def _directions(params, n_directions, seed, keys):
             for i in range(n_directions)]
 
 
-def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt):
+AUTHOR_BATCH = 128   # the author's diagnostic batch: one orientation sign per batch
+
+
+def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None):
     T = d.shape[0]
     P, Q = prefix_sums(d, r if order == 1 else None)
+    tabs = None if reset is None else window_tables(d, r if order == 1 else None, reset)
     for i, ell in enumerate(lags):
         g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
         if order == 1:
             g = g * (1.0 + Q[ell + 1:] - Q[1:T + 1 - ell])
+        if tabs is not None:                       # the author's GRU Γ⁰ (3 products)
+            g = window_gamma(tabs, ell, ell + 1, order)[1]
         if e is not None:
             g = g * e[ell:]
         w = weight[ell:]
         per_t = (lam[:T - ell] * g * delta[ell:] * v[1:T - ell + 1]).sum(axis=2)    # (T−ℓ, B)
         psi[i] += (w[:, None] * per_t).sum(axis=0)
         cnt[i] += w.sum()
+        if out_t is not None:  # instantaneous statistic: ψ_{b,t}(ℓ) at the counted steps, b-major
+            out_t[i].append(per_t[w > 0].T.ravel())
+
+
+def _author_signs(psi, cnt):
+    """sgn of each AUTHOR_BATCH-sequence batch mean Σψ/Σcount per direction and lag (+1 if 0 or
+    not finite), broadcast to the batch's sequences: (K, n_lags, B)."""
+    signs = np.ones(psi.shape)
+    for lo in range(0, psi.shape[2], AUTHOR_BATCH):
+        sl = slice(lo, lo + AUTHOR_BATCH)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = psi[:, :, sl].sum(axis=2) / cnt[None, :, sl].sum(axis=2)
+        signs[:, :, sl] = np.where(np.isfinite(m) & (m < 0), -1.0, 1.0)[:, :, None]
+    return signs
 
 
 def _weights(cell, T, mask):
@@ -88,12 +114,26 @@ def _weights(cell, T, mask):
 
 def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0, order=1,
                       form="rayleigh", orient=False, mask=None, keys=None, chunk=16,
-                      backend="numpy", engine="numba", progress=True):
+                      backend="numpy", engine="numba", progress=True, conventions="lwsim",
+                      statistic="sequence"):
     """ψ̄_b(ℓ) for every sequence b and lag (§2.7) → :class:`MatchedStatistic`.
 
     rates: η, ``opt.rates()`` dict or the optimizer (only Λ is used, no η needed);
     n_directions K, seed: the unit directions; keys: parameters spanned by w (default all).
+    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
+    statistic: "sequence" (the samples are the per-sequence means ψ̄_b(ℓ); a budget N counts
+      sequences) or "instantaneous" (the earlier code generation of [A]: the samples are the
+      ψ_{b,t}(ℓ) themselves at every counted step, B(T − ℓ) at lag ℓ for readout "every", returned
+      as a list of n_lags 1-D arrays (b-major), so that N counts time points; directions are
+      averaged per (b, t); ``orient`` takes the sign of the mean over all samples; NumPy engine;
+      docs/diagnostics.md §2.7, docs/fidelity.md).
     """
+    conventions = check_conventions(conventions)
+    if statistic not in ("sequence", "instantaneous"):
+        raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
+    inst = statistic == "instantaneous"
+    if inst and orient and conventions == "author":
+        raise ValueError("orient with conventions='author' (per-batch signs) needs statistic='sequence'")
     need_gated(cell, "the matched statistic")
     x = cell.check_x(x)
     y = cell.check_y(y, x)
@@ -114,21 +154,23 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
     n = lags.size
     psi = np.zeros((K, n, B))
     cnt = np.zeros((n, B))
+    per_t = [[[] for _ in range(n)] for _ in range(K)] if inst else None
     sl = batch_slices(B, chunk)
     for s in progress_iter(sl, len(sl), f"matched statistic ({cell.name})", progress):
         xs = x[:, s]
-        fac = gate_factors(cell, params, xs, backend)
+        fac = gate_factors(cell, params, xs, backend, conventions)
         d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
         lam_src = source_rates(lam, fac.trace.h, form)
         delta = (f64(fac.trace.y) - np.asarray(to_numpy(y[:, s]), dtype=np.float64)) @ W_out
         for kd, w in enumerate(dirs):
             v = f64(cell.tangents(params, xs, w, backend=backend))
             if cell.name == "lstm":
-                v = np.ascontiguousarray(v[..., H:])
+                v = np.ascontiguousarray(v[..., :H] if conventions == "author" else v[..., H:])
             c = np.zeros((n, xs.shape[1]))
             p = np.zeros((n, xs.shape[1]))
-            if engine == "numpy":
-                _accumulate_numpy(d, r, e, lam_src, delta, v, weight, lags, order, p, c)
+            if engine == "numpy" or fac.reset is not None or inst:
+                _accumulate_numpy(d, r, e, lam_src, delta, v, weight, lags, order, p, c, fac.reset,
+                                  per_t[kd] if inst else None)
             else:
                 from . import _kernels
                 Bc = xs.shape[1]
@@ -137,11 +179,39 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
                                             weight, lags, order, p, c)
             psi[kd][:, s] = p
             cnt[:, s] = c
+    if inst:
+        return _instantaneous(lags, per_t, orient, cnt, order, form)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_dir = psi / cnt[None]
     signs = None
-    if orient:
+    if orient and conventions == "author":
+        signs = _author_signs(psi, cnt)                                     # (K, n_lags, B)
+        per_dir = per_dir * signs
+    elif orient:
         signs = np.where(np.nanmean(per_dir, axis=2) < 0, -1.0, 1.0)        # (K, n_lags)
         per_dir = per_dir * signs[:, :, None]
     return MatchedStatistic(lags=lags, samples=per_dir.mean(axis=0), per_direction=per_dir,
                             signs=signs, count=cnt, order=order, form=form)
+
+
+def _instantaneous(lags, per_t, orient, cnt, order, form):
+    """Samples ψ_{b,t}(ℓ): per lag, the mean over directions of the (oriented) per-direction values.
+
+    Memory: B·Σ_ℓ(T − ℓ) floats per direction (7 GB at T = 1024, 8000 sequences, lags 4…256), so
+    chunks are released as they are joined and K = 1 returns its arrays without a copy."""
+    vals = []
+    for lag_lists in per_t:                                                  # [K][n_lags] chunks
+        row = []
+        for i, chunks in enumerate(lag_lists):
+            row.append(np.concatenate(chunks))
+            lag_lists[i] = None
+        vals.append(row)
+    signs = None
+    if orient:
+        signs = np.array([[-1.0 if a.size and a.mean() < 0 else 1.0 for a in row] for row in vals])
+        for srow, row in zip(signs, vals):
+            for sg, a in zip(srow, row):
+                a *= sg
+    samples = vals[0] if len(vals) == 1 else [np.mean([row[i] for row in vals], axis=0) for i in range(len(lags))]
+    return MatchedStatistic(lags=lags, samples=samples, per_direction=None, signs=signs, count=cnt,
+                            order=order, form=form)

@@ -11,7 +11,8 @@ zero-order μ̃⁰(h) = P̄(h)/P̄(1) (P̄ the mean over pairs with lag h) and f
 μ̃^fit(h) = (P̄(h)/P̄(1))^s, s from the OLS log S = a + s log P over the pooled pairs whose P lies in
 the central 1–99 % (``trim``) of P, at least ``min_points`` pairs (else NaN), with R².
 Pairs with source k < 1 are excluded (as everywhere in lwsim.diagnostics). The plain rnn has no
-gate: its profile has no predictors.
+gate: its profile has no predictors. ``conventions="author"`` reproduces [B]'s code instead
+(power iterations, reversed products, lower medians, floors: docs/fidelity.md, "[B]").
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import numpy as np
 
 from .._validate import check_int
 from .transport import transport_norms
-from ._util import (batch_slices, check_chunk, check_lags, check_progress, f64, ols, progress_iter,
-                    to_numpy)
+from ._util import (batch_slices, check_chunk, check_lags, check_progress, check_seed, f64, ols,
+                    progress_iter, to_numpy)
 
 
 @dataclass
@@ -71,25 +72,44 @@ def gate_products(g, lags):
     return ret, inj
 
 
-def fit_power(S, P, trim=(0.01, 0.99), min_points=50):
-    """OLS log S = a + s log P over finite positive pairs with P in its central quantile range."""
+def fit_power(S, P, trim=(0.01, 0.99), min_points=50, count="trimmed"):
+    """OLS log S = a + s log P over finite positive pairs with P in its central quantile range.
+
+    At least ``min_points`` pairs are needed (else NaN), counted after the trim (``count=
+    "trimmed"``, lwsim) or before it (``"valid"``, the author's code)."""
+    if count not in ("trimmed", "valid"):
+        raise ValueError(f"count must be 'trimmed' or 'valid', got {count!r}")
     S = np.asarray(S, dtype=np.float64).ravel()
     P = np.asarray(P, dtype=np.float64).ravel()
     ok = np.isfinite(S) & np.isfinite(P) & (S > 0) & (P > 0)
     S, P = S[ok], P[ok]
+    if count == "valid" and P.size < min_points:
+        return PowerFit(np.nan, np.nan, np.nan, int(P.size))
     if P.size:
         lo, hi = np.quantile(P, trim)
         keep = (P >= lo) & (P <= hi)
         S, P = S[keep], P[keep]
-    if P.size < min_points or np.ptp(np.log(P)) == 0:
+    if (count == "trimmed" and P.size < min_points) or P.size < 2 or np.ptp(np.log(P)) == 0:
         return PowerFit(np.nan, np.nan, np.nan, int(P.size))
     a, s, r2 = ols(np.log(P), np.log(S))
     return PowerFit(s=s, intercept=a, r2=r2, n_points=int(P.size))
 
 
 def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=50, backend="numpy",
-               chunk=8, progress=True):
-    """μ̃(h), h = 1 … max_lag (default T − 1), with both gate-product predictors → :class:`LRProfile`."""
+               chunk=8, progress=True, conventions="lwsim", seed=0, power_iters=5):
+    """μ̃(h), h = 1 … max_lag (default T − 1), with both gate-product predictors → :class:`LRProfile`.
+
+    ``conventions="author"`` computes the profile as [B]'s code does (docs/fidelity.md, "[B]"):
+    the author's Jacobians (gate term from h_t), products J_{k+1} ⋯ J_t, S from ``power_iters``
+    power iterations on M (start vectors from ``seed``), lower medians, μ̃ = med S(h)/(med S(1) +
+    1e−12), P̄ the lower median of P (not the mean), μ̃⁰ = P̄(h)/(P̄(1) + 1e−12), μ̃^fit =
+    (μ̃⁰ + 1e−12)^s (s = 1 when the fit fails) and ``min_points`` counted before the trim.
+    """
+    from .author_b import (FLOOR, author_jacobians, check_conventions, lower_median,
+                           transport_norms as author_norms)
+    author = check_conventions(conventions) == "author"
+    power_iters = check_int("power_iters", power_iters, 0)
+    rng = np.random.default_rng(check_seed(seed))
     x = cell.check_x(x)
     chunk, progress = check_chunk(chunk), check_progress(progress)
     T, B, _ = x.shape
@@ -107,18 +127,34 @@ def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=5
     sl = batch_slices(B, chunk)
     for s in progress_iter(sl, len(sl), f"‖M‖₂ profile ({cell.name})", progress):
         xs = x[:, s]
-        S[:, :, s] = transport_norms(to_numpy(cell.jacobians(params, xs, backend=backend)), lags)
+        if author:
+            S[:, :, s] = author_norms(author_jacobians(cell, params, xs, backend), lags, "reversed",
+                                      "power", power_iters, rng)
+        else:
+            S[:, :, s] = transport_norms(to_numpy(cell.jacobians(params, xs, backend=backend)), lags)
         if gated:
             g = 1.0 - f64(cell.forward(params, xs, backend=backend).leak)
             ret[:, :, s], inj[:, :, s] = gate_products(g, lags)
     flat = S.reshape(lags.size, -1)
-    med = np.array([np.median(row[np.isfinite(row)]) for row in flat])
-    prof = LRProfile(lags=lags, s_median=med, mu=med / med[0],
-                     n_pairs=np.isfinite(flat).sum(axis=1))
+    if author:
+        med = np.array([lower_median(row) for row in flat])
+        mu = med / (med[0] + FLOOR)
+    else:
+        med = np.array([np.median(row[np.isfinite(row)]) for row in flat])
+        mu = med / med[0]
+    prof = LRProfile(lags=lags, s_median=med, mu=mu, n_pairs=np.isfinite(flat).sum(axis=1))
     if gated:
         for name, P in (("retention", ret), ("injection", inj)):
-            pbar = np.nanmean(P.reshape(lags.size, -1), axis=1)
-            fit = fit_power(S, P, trim, min_points)
-            mu0 = pbar / pbar[0]
-            prof.predictors[name] = Predictor(name=name, pbar=pbar, mu0=mu0, fit=fit, mu_fit=mu0 ** fit.s)
+            Pl = P.reshape(lags.size, -1)
+            if author:
+                pbar = np.array([lower_median(row) for row in Pl])
+                fit = fit_power(S, P, trim, min_points, count="valid")
+                mu0 = pbar / (pbar[0] + FLOOR)
+                mu_fit = (mu0 + FLOOR) ** (fit.s if np.isfinite(fit.s) else 1.0)
+            else:
+                pbar = np.nanmean(Pl, axis=1)
+                fit = fit_power(S, P, trim, min_points)
+                mu0 = pbar / pbar[0]
+                mu_fit = mu0 ** fit.s
+            prof.predictors[name] = Predictor(name=name, pbar=pbar, mu0=mu0, fit=fit, mu_fit=mu_fit)
     return prof

@@ -2,15 +2,20 @@
 
   python -m lwsim.figures [--preset quick|paper|smoke] [--only A2,B7] [--jobs N] [--out DIR]
                           [--backend numba|numpy|cupy] [--force] [--cache DIR]
+                          [--scheduler local|tcp://host:8786] [--threads-per-run N]
+                          [--dry-run] [--calibrate]
 
 Each figure is a PNG plus a JSON of the plotted data and fitted numbers in --out (default
 figures/); FINDINGS.md lists the findings of §5.5 with measured numbers and a verdict. Runs are
 cached under --cache (default runs/) keyed by their full configuration: a second call computes
-nothing, an interrupted call resumes where it stopped.
+nothing, an interrupted call resumes where it stopped. --scheduler runs the grid on a Dask cluster
+(default: $LWSIM_SCHEDULER, else the local process pool); --dry-run prints the runs, cached runs,
+core-hours and peak memory per experiment without running anything (docs/cluster.md).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -29,9 +34,28 @@ def parse_args(argv=None):
     ap.add_argument("--backend", default="numba", choices=["numba", "numpy", "cupy"])
     ap.add_argument("--force", action="store_true", help="recompute cached runs")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--scheduler", default=os.environ.get("LWSIM_SCHEDULER") or None,
+                    help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster of "
+                         "--jobs workers (default: $LWSIM_SCHEDULER, else the local process pool); "
+                         "needs pip install 'lwsim[dist]'")
+    ap.add_argument("--scheduler-timeout", type=float, default=30.0,
+                    help="seconds to wait for the scheduler (default 30)")
+    ap.add_argument("--threads-per-run", type=int, default=None,
+                    help="numba/BLAS threads of each run (default: cores // jobs; 1 on a remote cluster)")
+    ap.add_argument("--retries", type=int, default=1, help="extra attempts of a run that raised (default 1)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print runs, cached runs, core-hours and peak memory per experiment; run nothing")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="time a few small runs and store this machine's rates in the cache folder")
     args = ap.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         ap.error(f"--jobs must be >= 1, got {args.jobs}")
+    if args.threads_per_run is not None and args.threads_per_run < 1:
+        ap.error(f"--threads-per-run must be >= 1, got {args.threads_per_run}")
+    if args.retries < 0:
+        ap.error(f"--retries must be >= 0, got {args.retries}")
+    if not args.scheduler_timeout > 0:
+        ap.error(f"--scheduler-timeout must be > 0, got {args.scheduler_timeout}")
     if args.only:
         ids = [s.strip().upper() for s in args.only.split(",") if s.strip()]
         bad = [i for i in ids if i not in FIGURES]
@@ -46,11 +70,40 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     from .figures import make_figures
+    if args.calibrate or args.dry_run:
+        return _cost(args)
+    from .dist import DaskUnavailable, SchedulerUnreachable
+    from .runner import GridFailed
     t0 = time.perf_counter()
-    make_figures(args.only, preset=args.preset, out=args.out, cache=args.cache, jobs=args.jobs,
-                 backend=args.backend, force=args.force, progress=not args.no_progress)
+    try:
+        make_figures(args.only, preset=args.preset, out=args.out, cache=args.cache, jobs=args.jobs,
+                     backend=args.backend, force=args.force, progress=not args.no_progress,
+                     scheduler=args.scheduler, threads_per_run=args.threads_per_run,
+                     retries=args.retries, timeout=args.scheduler_timeout)
+    except (DaskUnavailable, SchedulerUnreachable) as exc:
+        print(f"lwsim.figures: error: {exc}", file=sys.stderr)
+        return 2
+    except GridFailed as exc:
+        print(f"lwsim.figures: {exc}\nno figures written; rerun to retry the failed runs "
+              f"(finished runs are cached)", file=sys.stderr)
+        return 1
     print(f"lwsim.figures: {len(args.only)} figure(s), preset {args.preset}, into {args.out}/ "
           f"in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+def _cost(args):
+    """--calibrate (time probe runs, store rates) and/or --dry-run (the cost table)."""
+    from . import cost
+    from .plan import plan
+    if args.calibrate:
+        rec = cost.calibrate(args.cache, backend=args.backend, progress=not args.no_progress)
+        print(f"lwsim.figures: calibration stored in {args.cache}/{cost.CALIBRATION_FILE} "
+              f"(numba start-up {rec['startup_s']:.1f} s)")
+    if args.dry_run:
+        cal = cost.load_calibration(args.cache)
+        rows = cost.dry_run_table(plan(args.only, args.preset, args.backend), args.cache, cal)
+        print(cost.format_dry_run(rows, args.preset, cal))
     return 0
 
 

@@ -44,40 +44,92 @@ def _a_cell(name, c):
 
 
 # ----------------------------------------------------------------------------- [A] main
+def _a_params(cell, c):
+    """Initial parameters for the preset's ``gate_init`` (presets.py, docs/experiments.md §5.3):
+    "lwsim"/"final" paper_a with gate biases logit(s0) (GRU: update gate), LSTM forget bias
+    logit(0.95) ("lwsim") or logit(0.5) ("final"); "v1" as "lwsim" but GRU/LSTM biases drawn from
+    PyTorch's nn.Linear(D, H) default U(−1/√D, 1/√D) (the earlier code left them at PyTorch's init)."""
+    mode = c.get("gate_init", "lwsim")
+    if mode not in ("lwsim", "final", "v1"):
+        raise ValueError(f"gate_init must be 'lwsim', 'final' or 'v1', got {mode!r}")
+    params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"], f0=0.5 if mode == "final" else 0.95)
+    if mode == "v1" and cell.name in ("gru", "lstm"):
+        rng = np.random.default_rng([c["seed"], 0x7631])
+        bound = 1.0 / np.sqrt(c["D"])
+        for k in sorted(params):
+            if k.startswith("b_") and k != "b_out":
+                params[k] = rng.uniform(-bound, bound, params[k].shape)
+    return params
+
+
+def _a_detection(samples, lags, c):
+    """One detection table per tail method in ``tail_methods`` (the first is the main one)."""
+    kw = dict(eps=c["eps"], seed=c["seed"], n_boot=c.get("n_boot", 200), min_samples=c.get("min_samples"),
+              cap_budget=c.get("cap_budget", False), fit_subsample=c.get("fit_subsample"))
+    return {m: stats.detection_table(samples, lags, c["n_grid"], method=m, **kw)
+            for m in c.get("tail_methods", ["auto"])}
+
+
 @experiment("a_main")
 def a_main(c):
-    """Train on multilag, then envelope, time scales, matched statistic, tail fits, Ĥ_N (A1–A10)."""
+    """Train on multilag, then envelope, time scales, matched statistic, tail fits, Ĥ_N (A1–A10).
+
+    The statistic, Λ, orientation, tail fits and fit window follow the preset's options (listed in
+    presets.py; docs/experiments.md §5.3): absent options keep lwsim's defaults.
+    """
     task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
                      coefs=c["task_coefs"], sigma_y=c["sigma_y"])
     ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
     cell = _a_cell(c["cell"], c)
-    params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"])
+    params = _a_params(cell, c)
     res = train(cell, params, ds, optimizer=c["optimizer"],
                 optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
                 epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
                 seed=c["seed"], progress=False)
     p, opt = res.params, res.optimizer
     lags = np.asarray(c["lags"])
-    env = dg.envelope(cell, p, ds.x_diag, opt, lags, backend=c["backend"], progress=False)
+    no_lambda = c.get("rates", "optimizer") == "none"          # Λ ≡ 1: the earlier code's statistic
+    rates = 1.0 if no_lambda else opt
+    env = dg.envelope(cell, p, ds.x_diag, rates, lags, eta=1.0 if no_lambda else None,
+                      backend=c["backend"], progress=False)
+    f, f_gates = (env.f / c["H"], env.f_gates / c["H"]) if no_lambda else (env.f, env.f_gates)  # mean over q
     ts = dg.timescales(lags, env.m)
-    ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, opt, lags, n_directions=c["K"],
-                              seed=c["seed"], backend=c["backend"], progress=False)
-    det = stats.detection_table(ms.samples, lags, c["n_grid"], eps=c["eps"], seed=c["seed"])
-    decay = stats.fit_decay(lags, env.f)
+    statistic = c.get("statistic", "sequence")
+    ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, rates, lags, n_directions=c["K"],
+                              seed=c["seed"], orient=c.get("orient", False), statistic=statistic,
+                              engine="numpy" if statistic == "instantaneous" else "numba",
+                              backend=c["backend"], progress=False)
+    tables = _a_detection(ms.samples, lags, c)
+    main_method = next(iter(tables))
+    det = tables[main_method]
+    if c.get("decay_window", "all") == "author":
+        decay = stats.fit_decay(lags, f, floor=stats.envelope_floor(f), trim=0.02)
+    else:
+        decay = stats.fit_decay(lags, f)
     finite = np.isfinite(det.n_hat)
     try:
-        master = stats.fit_master(det.n_hat[finite], det.kappa[finite], env.f[finite]).__dict__
+        master = stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
     except ValueError as exc:                       # too few detectable lags at this size
         master = {"error": str(exc)}
     tau = np.where(np.isinf(ts.tau), np.nan, ts.tau)
     rho = dg.rate_timescale_spearman(env.lam_neuron, ts.tau)
+    B = ds.x_diag.shape[1]
+    psi = (np.stack([s.reshape(B, -1).mean(axis=1) for s in ms.samples]) if statistic == "instantaneous"
+           else ms.samples)                         # per-sequence means either way
+    extra = {}
+    for m, t in tables.items():
+        if m != main_method:
+            extra.update({f"alpha_hat_{m}": t.alpha, f"sigma_hat_{m}": t.sigma, f"kappa_hat_{m}": t.kappa,
+                          f"n_hat_{m}": t.n_hat, f"n_star_{m}": t.n_star, f"reliable_{m}": t.reliable,
+                          f"h_n_{m}": t.h_n})
     return {
-        "lags": lags, "f": env.f, "f_gates": env.f_gates, "R": env.ratio, "m": env.m,
+        "lags": lags, "f": f, "f_gates": f_gates, "R": env.ratio, "m": env.m,
         "lam_mean": env.lam_mean, "lam_std": env.lam_std, "lam_neuron": env.lam_neuron,
         "tau": tau, "tau_r2": ts.r2, "tau_inf": np.isinf(ts.tau),
-        "psi": ms.samples, "mean": det.mean, "alpha_hat": det.alpha, "sigma_hat": det.sigma,
+        "psi": psi, "mean": det.mean, "alpha_hat": det.alpha, "sigma_hat": det.sigma,
         "kappa_hat": det.kappa, "n_hat": det.n_hat, "n_star": det.n_star,
         "reliable": det.reliable, "n_grid": det.n_grid, "h_n": det.h_n,
+        "n_samples": det.n_samples, "tail_methods": list(tables), **extra,
         "decay": _decay_dict(decay), "master": master,
         "lam_tau_spearman": float(rho[0]) if np.ndim(rho) else float(rho),
         "final_val_mse": float(res.curves["val_mse"][-1]) if res.curves.get("val_mse") else None,
@@ -154,43 +206,93 @@ def b_s1(c):
                 checkpoints=c["checkpoints"], validate=False, progress=False)
     x_probe, _ = task.batch(c["probe"], c["seed"] + 7919)
     out = {}
+    convs = c.get("conventions", "lwsim")
+    convs = [convs] if isinstance(convs, str) else list(convs)
     for ck in c["checkpoints"]:
-        prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=10, backend=c["backend"],
-                             progress=False)
-        out[f"mu_{ck}"] = prof.mu
-        for pr in prof.predictors.values():
-            out[f"{pr.name}_mu0_{ck}"] = pr.mu0
-            out[f"{pr.name}_mufit_{ck}"] = pr.mu_fit
-            out[f"{pr.name}_s_{ck}"] = float(pr.fit.s) if pr.fit is not None else float("nan")
-            out[f"{pr.name}_r2_{ck}"] = float(pr.fit.r2) if pr.fit is not None else float("nan")
+        # conventions "author": [B]'s approximations (docs/fidelity.md), keys with suffix _author
+        # (unsuffixed when it is the only one); min_points 50 as [B]
+        for conv in convs:
+            sfx = "" if conv == convs[0] else f"_{conv}"
+            prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.get("min_points", 10),
+                                 backend=c["backend"], progress=False, conventions=conv, seed=c["seed"])
+            out[f"mu{sfx}_{ck}"] = prof.mu
+            for pr in prof.predictors.values():
+                out[f"{pr.name}{sfx}_mu0_{ck}"] = pr.mu0
+                out[f"{pr.name}{sfx}_mufit_{ck}"] = pr.mu_fit
+                out[f"{pr.name}{sfx}_s_{ck}"] = float(pr.fit.s) if pr.fit is not None else float("nan")
+                out[f"{pr.name}{sfx}_r2_{ck}"] = float(pr.fit.r2) if pr.fit is not None else float("nan")
         out["lags"] = prof.lags
         out["predictor_names"] = sorted(prof.predictors)
     return out
 
 
 # ----------------------------------------------------------------------------- [B] S2
+S2_GRAD_OFFSET = {"rnn": 0, "sharedgate": 1000, "diaggate": 2000}   # [B]'s per-model seed offsets
+
+
+def _s2_author_rows(task, c, ck, rng):
+    """[B]'s gradient batch at checkpoint ck: rounds of ``probe`` sequences seeded
+    seed + ck + model offset + 100000 + rows so far, plus 1e−6 input jitter."""
+    base = c["seed"] + ck + S2_GRAD_OFFSET.get(c["cell"], 0) + 100000
+    xs, ys, done = [], [], 0
+    while done < c["n_examples"]:
+        xb, yb = task.batch(c["probe"], base + done)
+        xs.append(xb + 1e-6 * rng.standard_normal(xb.shape))
+        ys.append(yb)
+        done += c["probe"]
+    return (np.concatenate(xs, axis=1)[:, :c["n_examples"]], np.concatenate(ys, axis=1)[:, :c["n_examples"]])
+
+
 @experiment("b_s2")
 def b_s2(c):
-    """Anisotropy of Jacobian products and of the gradient covariance over checkpoints (B4–B6)."""
-    task = make_task(c["task"], T=c["T"], D=c["D"], seed=c["seed"])
+    """Anisotropy of Jacobian products and of the gradient covariance over checkpoints (B4–B6).
+
+    ``protocol`` "lwsim" (default): fresh batches, checkpoint c after c updates, triples and
+    gradients on one batch of n_examples, ``sampling`` lwsim. "author" ([B]'s S2 code,
+    docs/fidelity.md): training on one fixed batch (drawn from ``train_batch_seed``, the same for
+    every seed as in [B]'s code) plus 1e−6 jitter, checkpoint c after c + 1 updates, Jacobians on
+    a separate batch of ``probe`` sequences, triples drawn as [B] (sampling "author", new draw per
+    checkpoint), gradient rows from new seeds per checkpoint and model. ``conventions``: a list
+    of "lwsim"/"author"; keys of "author" carry the suffix ``_author``.
+    """
+    from lwsim.tasks import fixed_batch
+    author = c.get("protocol", "lwsim") == "author"
+    # task_inputs "author": [B]'s inputs (zero extra channels; ar2: U(0,1), no burn-in); adding has one kind
+    kw = {} if c["task"] == "adding" else {"inputs": c.get("task_inputs", "lwsim")}
+    task = make_task(c["task"], T=c["T"], D=c["D"], seed=c["seed"], **kw)
     cell = _b_cell(c["cell"], c)
     params = cell.init_params(seed=c["seed"], scheme="torch")
-    res = train(cell, params, task, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
-                steps=c["steps"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
-                checkpoints=c["checkpoints"], validate=False, progress=False)
-    x, y = task.batch(c["n_examples"], c["seed"] + 104729)
+    shift = 1 if author else 0                   # [B]: checkpoint "it" is saved after it + 1 updates
+    train_data = fixed_batch(task, c["batch"], c.get("train_batch_seed", 0)) if author else task
+    res = train(cell, params, train_data, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
+                steps=max(c["checkpoints"]) + shift, batch_size=c["batch"], backend=c["backend"],
+                seed=c["seed"], checkpoints=[ck + shift for ck in c["checkpoints"]], validate=False,
+                progress=False)
+    if author:
+        x_probe, _ = task.batch(c["probe"], c["seed"])
+    else:
+        x, y = task.batch(c["n_examples"], c["seed"] + 104729)
+        x_probe = x
     lags = [l for l in c["lags"] if l < c["T"]]
     out = {"lags": np.asarray(lags)}
     r = min(10, c["H"])
     n_energy = min(16, c["H"])
-    for ck in c["checkpoints"]:
-        ja = dg.jacobian_anisotropy(cell, res.checkpoints[ck], x, lags, n_samples=c["n_triples"],
-                                    seed=c["seed"], r=r, n_energy=n_energy, backend=c["backend"],
-                                    progress=False)
-        ga = dg.gradient_anisotropy(cell, res.checkpoints[ck], x, y, r=min(10, c["n_examples"] - 1),
-                                    backend=c["backend"], progress=False)
-        out[f"ai_{ck}"], out[f"ce_{ck}"] = ja.ai_median, ja.ce_median
-        out[f"gai_{ck}"], out[f"gce_{ck}"], out[f"gpr_{ck}"] = float(ga.ai), float(ga.ce), float(ga.pr)
+    rng = np.random.default_rng([c["seed"], 0x52])
+    for i, ck in enumerate(c["checkpoints"]):
+        p = res.checkpoints[ck + shift]
+        if author:
+            x, y = _s2_author_rows(task, c, ck, rng)
+        G, _ = dg.per_example_gradients(cell, p, x, y, backend=c["backend"], progress=False)
+        for conv in c.get("conventions", ["lwsim"]):
+            sfx = "" if conv == "lwsim" else f"_{conv}"
+            ja = dg.jacobian_anisotropy(cell, p, x_probe, lags, n_samples=c["n_triples"],
+                                        seed=c["seed"] + 7919 * i if author else c["seed"], r=r,
+                                        n_energy=n_energy, backend=c["backend"], progress=False,
+                                        conventions=conv, sampling="author" if author else "lwsim")
+            ga = dg.gradient_covariance_metrics(G, r=min(10, c["n_examples"] - 1), conventions=conv)
+            out[f"ai{sfx}_{ck}"], out[f"ce{sfx}_{ck}"] = ja.ai_median, ja.ce_median
+            out[f"gai{sfx}_{ck}"], out[f"gce{sfx}_{ck}"] = float(ga.ai), float(ga.ce)
+            out[f"gpr{sfx}_{ck}"] = float(ga.pr)
     return out
 
 
@@ -202,12 +304,17 @@ def b_expansion(c):
     rng = np.random.default_rng(c["seed"])
     t = np.linspace(0, 12, T)
     fk = np.linspace(0.03, 0.09, D)
-    phase = rng.uniform(0, 2 * np.pi, D)
+    # phases: lwsim U(0, 2π); "author": N(0, 1), as [B]'s appendix code draws them
+    phase = rng.standard_normal(D) if c.get("phases", "lwsim") == "author" else rng.uniform(0, 2 * np.pi, D)
     x = (np.sin(fk[None, :] * t[:, None] + phase) + 0.05 * rng.standard_normal((T, D)))[:, None, :]
     cell = lwsim.make_cell(c["cell"], D, H, bias=False, readout="last")
     params = cell.init_params(seed=c["seed"], scheme="normal", sigma_w=c["sigma_w"])
-    fc = dg.frechet_check(cell, params, x)
+    eps = dg.expansion.AUTHOR_EPS if c.get("eps_grid", "lwsim") == "author" else dg.expansion.DEFAULT_EPS
+    fc = dg.frechet_check(cell, params, x, eps, conventions=c.get("conventions", "lwsim"))
     return {"eps": fc.eps, "E": np.asarray(fc.E).reshape(len(fc.eps), -1)[:, 0],
             "C2": np.asarray(fc.C2).reshape(len(fc.eps), -1)[:, 0],
             "slope": float(np.ravel(fc.slope)[0]), "remainder": float(np.ravel(fc.remainder)[0]),
             "norm_A": np.ravel(fc.norm_A), "norm_B": np.ravel(fc.norm_B), "ratio": np.ravel(fc.ratio)}
+
+
+from . import experiments_fidelity  # noqa: E402,F401  (registers a_conventions: A13, docs/fidelity.md)

@@ -40,7 +40,7 @@ def fig_a1(R):
     for cell, rs in cells.items():
         n = rs[0]["n_grid"]
         m, s = band(ax, n, stack(rs, "h_n"), cell, color(cell))
-        data[cell] = {"N": n, "H_N_mean": m, "H_N_sd": s}
+        data[cell] = {"N": n, "H_N_mean": m, "H_N_sd": s, "H_N_seeds": stack(rs, "h_n")}
     ax.set_xscale("log")
     ax.set(xlabel="N (samples)", ylabel=r"$\hat H_N$", title="A1 learnability window")
     ax.legend(fontsize=8)
@@ -76,7 +76,10 @@ def fig_a2(R):
             if law in fits:
                 ax.plot(lags, _fit_curve(law, fits[law]["params"], lags), "--", color=color(cell), lw=0.8)
         data[cell] = {"lags": lags, "f_mean": mean, "fits": fits, "selected": sel, "selected_bic": sel_bic,
-                      "per_seed_selected": [r["decay"]["selected"] for r in rs]}
+                      "per_seed_selected": [r["decay"]["selected"] for r in rs],
+                      "per_seed_selected_bic": [r["decay"].get("selected_bic") for r in rs],
+                      "per_seed_lambda": [r["decay"]["fits"].get("exponential", {}).get("params", {}).get("lambda")
+                                          for r in rs]}
     axes[0].set(title="A2 envelope f(ℓ) (lin–lin)", xlabel="lag ℓ", ylabel="f(ℓ)")
     axes[1].set(title="log–lin, exponential fits", xlabel="lag ℓ", yscale="log")
     axes[2].set(title="log–log, power fits", xlabel="lag ℓ", xscale="log", yscale="log")
@@ -160,7 +163,8 @@ def fig_a6(R):
         a = np.concatenate([np.asarray(r["alpha_hat"], dtype=float) for r in rs])
         vals.append(a)
         data[cell] = {"alpha_hat": a, "mean": float(a.mean()), "median": float(np.median(a)),
-                      "fraction_below_1.9": float((a < 1.9).mean())}
+                      "fraction_below_1.9": float((a < 1.9).mean()),
+                      "mean_seeds": [float(np.mean(r["alpha_hat"])) for r in rs]}
     bp = ax.boxplot(vals, tick_labels=list(cells), patch_artist=True)
     for patch, cell in zip(bp["boxes"], cells):
         patch.set_facecolor(color(cell))
@@ -297,3 +301,11 @@ def fig_a12(R):
 
 
 FIGURES = {f"A{i}": globals()[f"fig_a{i}"] for i in range(1, 13)}
+
+def fig_a14(R):
+    """A14: the master law factor by factor (lwsim.figures.figs_master, which imports this module)."""
+    from .figs_master import fig_a14 as draw
+    return draw(R)
+
+
+FIGURES["A14"] = fig_a14

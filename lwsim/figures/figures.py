@@ -12,7 +12,9 @@ from .plan import plan
 from .runner import run_grid
 from .style import plt
 
-FIGURES = {**FIGS_A, **FIGS_B}
+from .figs_fidelity import FIGURES as FIGS_FIDELITY  # noqa: E402  (A13: conventions, docs/fidelity.md)
+
+FIGURES = {**FIGS_A, **FIGS_B, **FIGS_FIDELITY}
 
 
 def render(fig_id, results, out):
@@ -28,12 +30,15 @@ def render(fig_id, results, out):
 
 
 def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None, backend="numba",
-                 force=False, progress=True):
+                 force=False, progress=True, *, scheduler=None, threads_per_run=None, retries=1,
+                 timeout=30.0):
+    """Plan, run (pool, or Dask with ``scheduler``: docs/cluster.md) and render ``fig_ids``."""
     from .findings import write_findings
     groups = plan(fig_ids, preset, backend)
     all_runs = [r for runs in groups.values() for r in runs]
     done = run_grid(all_runs, cache_dir=cache, jobs=jobs, force=force, progress=progress,
-                    desc=f"lwsim.figures [{preset}]")
+                    desc=f"lwsim.figures [{preset}]", scheduler=scheduler,
+                    threads_per_run=threads_per_run, retries=retries, timeout=timeout)
     st = run_grid.last_stats
     print(f"runs: {st['total']} total, {st['computed']} computed, {st['cached']} cached", flush=True)
     results = {g: [(r.config, done[r]) for r in runs] for g, runs in groups.items()}

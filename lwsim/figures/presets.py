@@ -1,4 +1,5 @@
-"""Experiment presets (05-experiments.md §5.3): smoke (seconds, tests), quick (default), paper.
+"""Experiment presets (docs/experiments.md §5.3): smoke (seconds, tests), quick (default), medium,
+paper (the final paper of [A], the author's final launcher) and paper-v1 ([A]'s earlier code generation).
 
 Every experiment reads its sizes from here; a run's configuration is the dict it receives, so the
 results cache (runner.py) distinguishes presets automatically.
@@ -17,43 +18,98 @@ def _lag_grid(lo, hi, n):
     return sorted({int(v) for v in np.unique(np.round(np.geomspace(lo, hi, n)))})
 
 
+def _int_lags(lo, hi, n):
+    """The author's diagnostic lags: int(linspace(lo, hi, n)) (truncated), duplicates dropped."""
+    return sorted({int(v) for v in np.linspace(lo, hi, n)})
+
+
+# The final launcher's 54 budgets, 25 … 25600 (log-spaced by hand).
+N_GRID_FINAL = (25, 50, 75, 100, 125, 150, 175, 200, 225, 250, 275, 300, 325, 350, 375, 400, 450, 500,
+                550, 600, 650, 700, 750, 800, 850, 900, 950, 1000, 1100, 1200, 1300, 1400, 1500, 1600,
+                1800, 2000, 2200, 2400, 2600, 2800, 3200, 3600, 4000, 4800, 5600, 6400, 8000, 9600,
+                11200, 12800, 16000, 19200, 22400, 25600)
+
+# [A] main at the earlier code generation's sizes (the author's repository README, "as in the
+# paper"); the quick/medium/smoke presets shrink these and keep lwsim's defaults for every option.
+A_MAIN_V1_SIZES = dict(T=1024, D=16, H=128, n_train=8000, n_val=1000, n_diag=8000, epochs=750, batch=512,
+                       lr=1e-3, weight_decay=1e-4, clip=1.0, s0=0.05,
+                       task_lags=[32, 64, 128, 192, 256], task_coefs=[0.6, 0.5, 0.4, 0.32, 0.26],
+                       sigma_y=0.3, lags=_int_lags(4, 256, 128),
+                       n_grid=[25, 50, 100, 150, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200, 4800,
+                               6400, 9600, 12800],
+                       eps=0.1, seeds=[212, 1001, 2002, 3003, 4004], optimizers=["adamw"],
+                       compare_optimizers=["sgd", "momentum"], compare_seeds=[212], K=1)
+
+# Options of experiments.a_main (absent = lwsim's default, listed first; docs/experiments.md §5.3):
+#   statistic      "sequence" (ψ̄_b, N counts sequences) | "instantaneous" (ψ_{b,t}, N counts time points)
+#   rates          "optimizer" (Λ from the trained optimizer) | "none" (Λ ≡ 1, f averaged over neurons)
+#   orient         False | True (per direction and lag, docs/diagnostics.md §2.7)
+#   tail_methods   ["auto"] | list of "ecf"/"mcculloch"/"auto": one detection table each, the
+#                  first is the main one, the others are stored with the suffix _<method>
+#   n_boot         200 | bootstrap resamples of the McCulloch CI
+#   min_samples    None | int: fewer samples per lag → α̂ = 2, σ̂ = 0, never detectable
+#   cap_budget     False | True: a budget N uses min(N, n_ℓ) samples
+#   fit_subsample  None | int: tail fits on at most this many samples
+#   decay_window   "all" (floor 0, no trim) | "author" (stats.envelope_floor(f), 2% trim)
+#   gate_init      "lwsim" (gate biases logit(0.05), LSTM forget 0.95) | "final" (LSTM forget 0.5)
+#                  | "v1" (GRU/LSTM biases PyTorch's U(−1/√D, 1/√D))
+A_OPTIONS_FINAL = dict(statistic="sequence", rates="optimizer", orient=True, tail_methods=["ecf", "mcculloch"],
+                       n_boot=500, min_samples=1000, cap_budget=False, fit_subsample=None,
+                       decay_window="author", gate_init="final")
+A_OPTIONS_V1 = dict(statistic="instantaneous", rates="none", orient=False, tail_methods=["ecf"],
+                    n_boot=200, min_samples=500, cap_budget=True, fit_subsample=100000,
+                    decay_window="author", gate_init="v1")
+
 PAPER = {
-    "a_main": dict(T=1024, D=16, H=128, n_train=8000, n_val=1000, n_diag=8000, epochs=750, batch=512,
-                   lr=1e-3, weight_decay=1e-4, clip=1.0, s0=0.05,
-                   task_lags=[32, 64, 128, 192, 256], task_coefs=[0.6, 0.5, 0.4, 0.32, 0.26],
-                   sigma_y=0.3, lags=[int(v) for v in np.linspace(4, 256, 128).round()],
-                   n_grid=[25, 50, 100, 150, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200, 4800,
-                           6400, 9600, 12800],
-                   eps=0.1, seeds=[212, 1001, 2002, 3003, 4004], optimizers=["adamw"],
-                   compare_optimizers=["sgd", "momentum", "rmsprop"], compare_seeds=[212], K=1),
+    # [A] main, the final paper (the author's final launcher; docs/experiments.md §5.3): per-sequence
+    # means ψ̄_b Λ-weighted, K = 50 oriented directions, ECF and McCulloch Ĥ_N both reported.
+    "a_main": dict(T=1536, D=16, H=256, n_train=8000, n_val=1000, n_diag=12000, epochs=1500, batch=384,
+                   lr=2e-4, weight_decay=1e-4, clip=1.0, s0=0.05,
+                   task_lags=[64, 128, 256, 384, 512, 768], task_coefs=[0.60, 0.50, 0.40, 0.30, 0.22, 0.16],
+                   sigma_y=0.4, lags=_int_lags(4, 768, 192), n_grid=list(N_GRID_FINAL),
+                   eps=20.0, seeds=[2, 12, 31, 41, 51], optimizers=["adamw"],
+                   compare_optimizers=["sgd", "rmsprop"], compare_seeds=[2, 12, 31, 41, 51], K=50,
+                   **A_OPTIONS_FINAL),
     "a_fidelity": dict(T=500, D=8, H=64, batch=256, epochs=200, lr=1e-3, s=0.1, n_train=1024,
                        optimizers=["sgd", "adamw", "rmsprop"], seeds=[42, 123, 271, 314, 999], task_lags=[5, 20, 50],
                        lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 245], n_seq=16, n_time=50),
+    # [B] entries follow the author's protocol (docs/fidelity.md, "[B]"); quantities stay exact
+    # (conventions "lwsim"); b_s2 also reports the author's conventions (suffix _author).
     "b_s1": dict(T=80, D=4, H=64, lr=1e-2, batch=64, steps=800, checkpoints=[0, 50, 200, 400, 600, 800],
-                 probe=12, seeds=list(range(20)), s=0.8),
+                 probe=12, seeds=list(range(20)), s=0.8, min_points=50, b1_predictors="all",
+                 conventions=["lwsim", "author"]),
     "b_s2": dict(T=120, D=6, H=64, batch=64, steps=1200, checkpoints=[0, 400, 800, 1200],
                  seeds=list(range(20)), tasks=list(B_TASKS), n_examples=256,
-                 lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=32),
-    "b_expansion": dict(T=100, H=64, D=3, sigma_w=0.2, seeds=list(range(20))),
+                 lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=64, protocol="author", probe=64,
+                 task_inputs="author", conventions=["lwsim", "author"], b6_errorbars="quartiles"),
+    "b_expansion": dict(T=100, H=64, D=3, sigma_w=0.2, seeds=list(range(20)), eps_grid="author",
+                        phases="author", b7_aggregate="robust", conventions="lwsim"),
     # eps = theory.planted.EPS (200): the planted checker keeps its N grid near N ≈ 1 with ε ≫ margin.
     "a_theory": dict(n_lags=80, n_samples=200000, seeds=[0, 1, 2], eps=200.0),
 }
+
+# The earlier code generation of [A] (docs/fidelity.md): its sizes and its statistic; every other
+# experiment as in the paper preset.
+PAPER_V1 = dict(PAPER, a_main=dict(A_MAIN_V1_SIZES, **A_OPTIONS_V1))
 
 QUICK = {
     # eps = 20 (the spec's default threshold, 03 §3.3): with the paper's 0.1 every lag is detectable
     # at the smallest N at this size. n_diag >= 500 so that the tail fits are reliable (03 §3.2).
     # Lags reach 224 (T = 256) so that Ĥ_N is not capped by the lag grid at the largest N.
-    "a_main": dict(PAPER["a_main"], T=256, D=8, H=32, n_train=256, n_val=64, n_diag=512, epochs=30, eps=20.0,
+    "a_main": dict(A_MAIN_V1_SIZES, T=256, D=8, H=32, n_train=256, n_val=64, n_diag=512, epochs=30, eps=20.0,
                    batch=32, lr=3e-3, task_lags=[8, 16, 32, 48, 64], lags=_lag_grid(1, 224, 28),
                    n_grid=[25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200],
                    seeds=[212, 1001, 2002], compare_optimizers=["sgd", "rmsprop"], compare_seeds=[212]),
     "a_fidelity": dict(PAPER["a_fidelity"], T=200, D=4, H=16, batch=32, epochs=4, n_train=128,
                        seeds=[42], lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89], n_seq=8, n_time=20),
+    # [B]: lwsim's protocol (fresh batches, exact quantities); b_s2 adds the author's conventions
     "b_s1": dict(PAPER["b_s1"], T=40, H=32, steps=300, checkpoints=[0, 50, 150, 300], probe=8,
-                 seeds=[0, 1, 2]),
+                 seeds=[0, 1, 2], min_points=10, b1_predictors="last"),
     "b_s2": dict(PAPER["b_s2"], T=48, H=32, steps=300, checkpoints=[0, 150, 300], seeds=[0, 1],
-                 n_examples=64, lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=12),
-    "b_expansion": dict(PAPER["b_expansion"], seeds=[0, 1, 2]),
+                 n_examples=64, lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=12, protocol="lwsim",
+                 task_inputs="lwsim", b6_errorbars="iqr"),
+    "b_expansion": dict(PAPER["b_expansion"], seeds=[0, 1, 2], eps_grid="lwsim", phases="lwsim",
+                        b7_aggregate="seeds"),
     "a_theory": dict(PAPER["a_theory"], n_lags=40, n_samples=20000, seeds=[0, 1]),
 }
 
@@ -66,8 +122,29 @@ SMOKE = {
     "b_s1": dict(QUICK["b_s1"], T=12, H=6, steps=4, checkpoints=[0, 4], probe=3, seeds=[0], batch=8),
     "b_s2": dict(QUICK["b_s2"], T=16, H=6, steps=4, checkpoints=[0, 4], seeds=[0], n_examples=12,
                  batch=8, lags=[1, 2, 4, 8], n_triples=3, tasks=["adding", "ar2"]),
-    "b_expansion": dict(PAPER["b_expansion"], T=12, H=6, seeds=[0]),
+    "b_expansion": dict(QUICK["b_expansion"], T=12, H=6, seeds=[0]),
     "a_theory": dict(PAPER["a_theory"], n_lags=20, n_samples=2000, seeds=[0]),
 }
 
-PRESETS = {"smoke": SMOKE, "quick": QUICK, "paper": PAPER}
+# medium: between quick and paper, sized for <= 60 min of the whole preset on 2 cores from an empty
+# cache (timing and extrapolation in figures/medium/FINDINGS.md and the README). Twice quick's T and
+# lag reach, 1024 diagnostic sequences (reliable tail fits, docs/statistics.md §3.2), a budget
+# grid to 204800 so fewer lags sit at its ends, longer trainings; [B] sizes halfway to paper.
+MEDIUM = {
+    # T 384, H 48; 1024 training sequences and lr 1e-2: at quick's 256 sequences GRU/ConstGate
+    # overfit at validation R² ≈ 0.1 whatever the lr; with 1024 sequences × 40 epochs an LSTM at
+    # this size reached R² 0.67 and a ConstGate 0.19 (still rising), hence 60 epochs.
+    "a_main": dict(QUICK["a_main"], T=384, H=48, n_train=1024, n_val=128, n_diag=1024, epochs=60,
+                   lr=1e-2, task_lags=[8, 16, 32, 64, 96], lags=_lag_grid(1, 336, 36),
+                   n_grid=[25 * 2 ** i for i in range(14)]),
+    "a_fidelity": dict(QUICK["a_fidelity"], T=300, H=32, epochs=12, n_train=256, seeds=[42, 123],
+                       lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144], n_seq=12, n_time=30),
+    "b_s1": dict(QUICK["b_s1"], T=60, H=48, steps=500, checkpoints=[0, 50, 200, 350, 500], probe=10,
+                 seeds=[0, 1, 2, 3, 4]),
+    "b_s2": dict(QUICK["b_s2"], T=80, H=48, steps=600, checkpoints=[0, 300, 600], seeds=[0, 1, 2],
+                 n_examples=128, n_triples=20),
+    "b_expansion": dict(QUICK["b_expansion"], seeds=[0, 1, 2, 3, 4]),
+    "a_theory": dict(QUICK["a_theory"], n_lags=60, n_samples=50000, seeds=[0, 1, 2]),
+}
+
+PRESETS = {"smoke": SMOKE, "quick": QUICK, "medium": MEDIUM, "paper": PAPER, "paper-v1": PAPER_V1}

@@ -3,22 +3,21 @@
 A :class:`Run` is an experiment name plus a JSON-serialisable configuration. Its key is the hash of
 both, so the cache (``runs/<experiment>/<key>.npz`` + ``.json``) is reused whenever the exact same
 configuration comes back, and a run interrupted half-way leaves nothing behind: results are
-written to a temporary file and moved into place (atomic on POSIX), only once complete.
+written to a temporary file and moved into place (atomic on POSIX), only once complete; every
+record is checked before it is trusted (runcache.py). Executors: a local process pool (default)
+or a Dask cluster (dist.py); either way the results come back to this process, which writes the
+cache (docs/cluster.md).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
-from pathlib import Path
 
-import numpy as np
 from tqdm.auto import tqdm
-
-from ..io import atomic_savez, atomic_write_json, to_jsonable
 
 # Bump when the meaning of stored results changes, so that old caches are not reused.
 RESULTS_VERSION = 1
@@ -54,48 +53,144 @@ class Run:
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-def _paths(cache_dir, run):
-    base = Path(cache_dir) / run.experiment / run.key
-    return base.with_suffix(".json"), base.with_suffix(".npz")
-
-
-def save_result(cache_dir, run, result):
-    """Arrays → .npz, everything else → .json; the .json is written last and marks completion."""
-    js, nz = _paths(cache_dir, run)
-    arrays = {k: np.asarray(v) for k, v in result.items() if isinstance(v, np.ndarray)}
-    rest = {k: v for k, v in result.items() if k not in arrays}
-    atomic_savez(nz, arrays)
-    atomic_write_json(js, {"experiment": run.experiment, "config": run.config,
-                           "result": to_jsonable(rest, "result"), "arrays": sorted(arrays)})
+# The cache (checked records, quarantine of bad files) lives in runcache.py; these names stay.
+def save_result(cache_dir, run, result, elapsed_s=None):
+    """Write ``run``'s result atomically (see cache.save)."""
+    from . import runcache as cache
+    cache.save(cache_dir, run, result, elapsed_s)
 
 
 def load_result(cache_dir, run):
-    js, nz = _paths(cache_dir, run)
-    if not js.exists() or not nz.exists():
-        return None
-    meta = json.loads(js.read_text())
-    out = dict(meta["result"])
-    with np.load(nz) as z:
-        out.update({k: z[k] for k in z.files})
-    return out
+    """The checked cached result of ``run`` or None (a bad record is reported and moved aside)."""
+    from . import runcache as cache
+    return cache.load(cache_dir, run)
 
 
-def _execute(experiment_name, config_json):
-    # Runs in a worker process: import the experiment modules there too (spawn start method).
-    from . import experiments  # noqa: F401
-    return EXPERIMENTS[experiment_name](json.loads(config_json))
+class RunError(RuntimeError):
+    """A run raised; the message holds the worker's formatted traceback."""
 
 
-def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc="runs"):
+class GridFailed(RuntimeError):
+    """Some runs failed after their retries; the others finished and are cached.
+
+    ``failures``: {Run: traceback text}."""
+
+    def __init__(self, failures):
+        self.failures = dict(failures)
+        lines = [f"{len(self.failures)} run(s) failed (the other runs finished and are cached):"]
+        for run, tb in self.failures.items():
+            lines += [f"--- {run.experiment} {run.key} config={run.config_json}", tb.rstrip()]
+        super().__init__("\n".join(lines))
+
+
+def thread_env(threads):
+    """Environment that caps BLAS/OpenMP/numba threads of a process started with it."""
+    n = str(int(threads))
+    return {"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "NUMBA_NUM_THREADS": n}
+
+
+def limit_threads(threads):
+    """Cap this process at ``threads`` numba (and, when threadpoolctl is present, BLAS) threads."""
+    if threads is None:
+        return
+    import numba
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:          # BLAS threads are then capped by thread_env at process start
+        return
+    threadpool_limits(int(threads))
+
+
+def run_task(fn, config_json, threads=None):
+    """Execute one run in a worker → (result, seconds). Errors come back as RunError(traceback)."""
+    import time
+    import traceback
+    from . import experiments  # noqa: F401  (a spawned worker registers the experiments too)
+    limit_threads(threads)
+    t0 = time.perf_counter()
+    try:
+        result = fn(json.loads(config_json))
+    except Exception:
+        raise RunError(traceback.format_exc()) from None
+    return result, time.perf_counter() - t0
+
+
+def _failure_text(exc):
+    if isinstance(exc, RunError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _pool_execute(todo, jobs, threads, retries):
+    """Local process pool: yield (run, ok, (result, seconds) or traceback) as runs finish."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    if jobs == 1 or len(todo) <= 1:
+        for run in todo:
+            for attempt in range(retries + 1):
+                try:
+                    yield run, True, run_task(EXPERIMENTS[run.experiment], run.config_json, threads)
+                    break
+                except RunError as exc:
+                    if attempt == retries:
+                        yield run, False, _failure_text(exc)
+        return
+    saved = {k: os.environ.get(k) for k in thread_env(threads)}
+    os.environ.update(thread_env(threads))       # spawned workers start with these caps
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
+            def submit(run):
+                return pool.submit(run_task, EXPERIMENTS[run.experiment], run.config_json, threads)
+            pending = {submit(r): (r, 0) for r in todo}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        run, attempt = pending.pop(fut)
+                        exc = fut.exception()
+                        if exc is None:
+                            yield run, True, fut.result()
+                        elif isinstance(exc, RunError) and attempt < retries:
+                            pending[submit(run)] = (run, attempt + 1)
+                        else:
+                            yield run, False, _failure_text(exc)
+            finally:
+                for fut in pending:
+                    fut.cancel()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc="runs", *,
+             scheduler=None, threads_per_run=None, retries=1, timeout=30.0):
     """Execute ``runs`` (skipping cached ones unless ``force``) and return {run: result}.
 
-    jobs: worker processes (default: all cores); 1 runs in this process. Each finished run is
-    saved at once, so an interrupted grid, restarted, recomputes only what was not finished.
+    jobs: worker processes (default: all cores); 1 runs in this process. scheduler: None (local
+    process pool), "local" (a Dask LocalCluster of ``jobs`` workers) or a Dask scheduler address
+    (docs/cluster.md). threads_per_run: numba/BLAS threads of each run (default: cores // jobs;
+    1 on a remote cluster).
+    retries: extra attempts of a run that raised. Each finished run is saved at once by this
+    process, so an interrupted grid, restarted, recomputes only what was not finished. Runs that
+    still fail are reported together at the end (GridFailed) after every other run finished.
     """
     runs = list(dict.fromkeys(runs))
     jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if threads_per_run is None:                  # a remote cluster's cores are not this machine's
+        threads_per_run = 1 if scheduler not in (None, "local") else max(1, (os.cpu_count() or 1) // jobs)
+    if int(threads_per_run) < 1:
+        raise ValueError(f"threads_per_run must be >= 1, got {threads_per_run}")
+    if int(retries) < 0:
+        raise ValueError(f"retries must be >= 0, got {retries}")
+    from . import experiments  # noqa: F401  (registers the experiments)
+    unknown = sorted({r.experiment for r in runs} - set(EXPERIMENTS))
+    if unknown:
+        raise ValueError(f"runs: unknown experiment(s) {unknown}")
     results, todo = {}, []
     for run in runs:
         cached = None if force else load_result(cache_dir, run)
@@ -103,24 +198,30 @@ def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc
             todo.append(run)
         else:
             results[run] = cached
-    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc=desc, disable=not progress,
-               leave=False)
+    n_cached = len(runs) - len(todo)
+    failures = {}
+    bar = tqdm(total=len(runs), initial=n_cached, desc=desc, disable=not progress, leave=False)
+    bar.set_postfix(done=0, cached=n_cached, failed=0)
+    if scheduler is None or not todo:            # all cached: no cluster to start or reach
+        stream = _pool_execute(todo, jobs, int(threads_per_run), int(retries))
+    else:
+        from .dist import dask_execute
+        stream = dask_execute(todo, scheduler, jobs, int(threads_per_run), int(retries), timeout)
     try:
-        if jobs == 1 or len(todo) <= 1:
-            for run in todo:
-                res = EXPERIMENTS[run.experiment](run.config)
-                save_result(cache_dir, run, res)
+        for run, ok, payload in stream:
+            if ok:
+                result, seconds = payload
+                save_result(cache_dir, run, result, elapsed_s=seconds)
                 results[run] = load_result(cache_dir, run)
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
-                futs = {pool.submit(_execute, r.experiment, r.config_json): r for r in todo}
-                for fut in as_completed(futs):
-                    run = futs[fut]
-                    save_result(cache_dir, run, fut.result())
-                    results[run] = load_result(cache_dir, run)
-                    bar.update()
+            else:
+                failures[run] = payload
+            bar.set_postfix(done=len(results) - n_cached, cached=n_cached, failed=len(failures), refresh=False)
+            bar.update()
     finally:
+        stream.close()
         bar.close()
-    run_grid.last_stats = {"total": len(runs), "computed": len(todo), "cached": len(runs) - len(todo)}
+    run_grid.last_stats = {"total": len(runs), "computed": len(todo) - len(failures),
+                           "cached": n_cached, "failed": len(failures)}
+    if failures:
+        raise GridFailed(failures)
     return {run: results[run] for run in runs}

@@ -5,7 +5,7 @@
 - :mod:`.detection`  SNR, N̂(ℓ), N*(ℓ), Ĥ_N, noise floor, :func:`detection_table`     (03 §3.3)
 - :mod:`.decay`      exponential / power / logarithmic / tempered fits, master check (03 §3.4–3.5)
 """
-from .decay import LAWS, DecayFit, LawFit, MasterFit, fit_decay, fit_master
+from .decay import LAWS, DecayFit, LawFit, MasterFit, envelope_floor, fit_decay, fit_master, fit_master_window
 from .detection import (DetectionTable, detectable, detection_table, learnability_window, n_star,
                         noise_floor, sample_complexity, snr)
 from .mcculloch import iqr_theory, ratio_theory
@@ -14,7 +14,8 @@ from .tailfit import TailFit, fit_alpha
 
 __all__ = [
     "LAWS", "DecayFit", "DetectionTable", "LawFit", "MasterFit", "TailFit", "detectable",
-    "detection_table", "fit_alpha", "fit_decay", "fit_master", "inv_kappa", "iqr_theory", "kappa",
+    "detection_table", "envelope_floor", "fit_alpha", "fit_decay", "fit_master", "fit_master_window",
+    "inv_kappa", "iqr_theory", "kappa",
     "learnability_window", "mean_scale", "n_star", "noise_floor", "ratio_theory", "sample_complexity",
     "sample_sas", "snr",
 ]

@@ -21,7 +21,9 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
+from .._conventions import check_conventions
 from ._checks import check_int, check_real, real_array, same_length
+from .decay_author import AUTHOR_TEMPERED_P, tempered_author
 
 LAWS = ("exponential", "power", "logarithmic", "tempered")
 N_PARAMS = {"exponential": 2, "power": 2, "logarithmic": 2, "tempered": 4}
@@ -65,44 +67,92 @@ def _linear(design, y):
     return coef, float(r @ r)
 
 
+_LOG_MAX = math.log(np.finfo(float).max)  # ≈ 709.78: larger log A (or log C) overflows exp
+
+
+def _finite_exp(v):
+    """exp(v) for a log-amplitude the caller has already bounded (never raises OverflowError)."""
+    return math.exp(v) if v < _LOG_MAX else math.inf
+
+
 def _tempered(lags, y, k_grid, lc_grid):
     """y = log A − β log ℓ − (ℓ/ℓ_c)^k: linear in (log A, β) for fixed (k, ℓ_c).
 
     The grid gives the profiled SSR for every (k, ℓ_c) at once (one QR of the fixed design); the
-    best grid point is then refined by Nelder–Mead on (log k, log ℓ_c) — variable projection.
+    best grid point is then refined by bounded Nelder–Mead on (log k, log ℓ_c) — variable
+    projection. Why bounded: unbounded, the refinement can run to a degenerate limit (k → 0,
+    ℓ_c → 0, where (ℓ/ℓ_c)^k ≈ e^{k log(1/ℓ_c)}(1 + k log ℓ + …) mimics a log² ℓ term) with
+    log A in the thousands; so (k, ℓ_c) stay in the grid's box, and a candidate whose (ℓ/ℓ_c)^k
+    is not finite or whose A = e^{log A} is not a positive finite float is rejected (SSR = inf).
+    Returns (None, inf) when every grid point is rejected (only possible with user grids).
     """
     design = np.column_stack([np.ones_like(lags), -np.log(lags)])
-    q, _ = np.linalg.qr(design)
+    q, r = np.linalg.qr(design)
 
-    def profiled_ssr(resp):  # rows of resp are responses y + (ℓ/ℓ_c)^k
-        return (resp ** 2).sum(-1) - ((resp @ q) ** 2).sum(-1)
+    def profiled(z):  # rows of z are (ℓ/ℓ_c)^k → profiled SSR per row, inf where rejected
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = np.isfinite(z).all(-1)
+            resp = np.where(ok[:, None], y + z, 0.0)
+            proj = resp @ q
+            ssr = (resp ** 2).sum(-1) - (proj ** 2).sum(-1)
+            log_a = np.linalg.solve(r, proj.T)[0]
+        return np.where(ok & np.isfinite(ssr) & (np.abs(log_a) < _LOG_MAX), ssr, np.inf)  # A ∈ (0, inf)
 
     kk, cc = np.meshgrid(k_grid, lc_grid, indexing="ij")
     with np.errstate(over="ignore"):
-        z = (lags / cc[..., None]) ** kk[..., None]
-    ssr = np.where(np.isfinite(z).all(-1), profiled_ssr(y + z), np.inf)
+        ssr = profiled((lags / cc.reshape(-1, 1)) ** kk.reshape(-1, 1)).reshape(kk.shape)
+    if not np.isfinite(ssr).any():
+        return None, math.inf
     i, j = np.unravel_index(np.argmin(ssr), ssr.shape)
+    box = [(math.log(k_grid.min()), math.log(k_grid.max())), (math.log(lc_grid.min()), math.log(lc_grid.max()))]
 
     def objective(v):
-        with np.errstate(over="ignore", divide="ignore"):  # NM may wander to ℓ_c → 0 or ∞
-            zz = (lags / math.exp(v[1])) ** math.exp(v[0])
-        return float(profiled_ssr(y + zz)) if np.isfinite(zz).all() else np.inf
+        with np.errstate(over="ignore"):
+            return float(profiled(((lags / math.exp(v[1])) ** math.exp(v[0]))[None])[0])
 
-    res = minimize(objective, [math.log(k_grid[i]), math.log(lc_grid[j])], method="Nelder-Mead",
-                   options=dict(xatol=1e-10, fatol=1e-16, maxiter=4000))
-    k, lc = (math.exp(res.x[0]), math.exp(res.x[1])) if res.fun <= ssr[i, j] else (k_grid[i], lc_grid[j])
+    x0 = [math.log(k_grid[i]), math.log(lc_grid[j])]
+    if box[0][0] < box[0][1] or box[1][0] < box[1][1]:
+        res = minimize(objective, x0, method="Nelder-Mead", bounds=box,
+                       options=dict(xatol=1e-10, fatol=1e-16, maxiter=4000))
+        better = np.isfinite(res.fun) and res.fun <= ssr[i, j] and np.isfinite(res.x).all()
+    else:  # a one-point grid: nothing to refine
+        better = False
+    k, lc = (math.exp(res.x[0]), math.exp(res.x[1])) if better else (float(k_grid[i]), float(lc_grid[j]))
     coef, s = _linear(design, y + (lags / lc) ** k)
-    return dict(A=math.exp(coef[0]), beta=float(coef[1]), l_c=float(lc), k=float(k)), s
+    return dict(A=_finite_exp(coef[0]), beta=float(coef[1]), l_c=float(lc), k=float(k)), s
 
 
-def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None, lc_grid=None) -> DecayFit:
+def envelope_floor(f, quantile=0.001, scale=0.01, min_floor=1e-300, factor=10.0) -> float:
+    """The author's fit-window floor for an envelope: factor · max(min_floor, scale · Q_quantile(f > 0)),
+    i.e. 10 · max(1e−300, 0.01 · Q₀.₀₀₁ of the positive values) by default (docs/statistics.md §3.4,
+    docs/fidelity.md). Pass it as ``fit_decay(..., floor=envelope_floor(f), trim=0.02)``; the author
+    keeps f ≥ floor, :func:`fit_decay` keeps f > floor (equal only on a tie). min_floor if no f > 0.
+    """
+    f = real_array("f", f, ndim=1)
+    quantile = check_real("quantile", quantile, lo=0.0, hi=1.0)
+    scale = check_real("scale", scale, lo=0.0)
+    min_floor = check_real("min_floor", min_floor, lo=0.0)
+    factor = check_real("factor", factor, lo=0.0)
+    pos = f[f > 0]
+    q = float(np.quantile(pos, quantile)) if pos.size else 0.0
+    return float(factor * max(min_floor, scale * q))
+
+
+def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None, lc_grid=None,
+              conventions="lwsim") -> DecayFit:
     """Fit f(ℓ) by exponential C e^{−λℓ}, power C ℓ^{−β}, logarithmic C (log ℓ)^{−γ} and tempered
     power A ℓ^{−β} exp(−(ℓ/ℓ_c)^k) laws, least squares on log f (03 §3.4).
 
     Reports per law: params, R², SSR, AIC = n log(SSR/n) + 2p, BIC = n log(SSR/n) + p log n; the
     selected regime is the lowest AIC. Tempered grids default to k ∈ [0.2, 3] (57 values) and
-    ℓ_c log-spaced over [ℓ_min/10, 100 ℓ_max] (80 values), refined locally.
+    ℓ_c log-spaced over [ℓ_min/10, 100 ℓ_max] (80 values), refined locally inside the grid's box
+    (docs/statistics.md §3.4). On a finite, positive f with ≥ min_points usable points it never
+    raises and every reported criterion is finite; a law with no finite fit (only the tempered law,
+    only with user grids that make A over- or underflow) is left out of ``fits``.
+    conventions="author": the author's tempered law (free cutoff coefficient, p = 5, the author's
+    grids, no refinement; :mod:`lwsim.stats.decay_author`, docs/fidelity.md).
     """
+    conventions = check_conventions(conventions)
     lags = real_array("lags", lags, ndim=1, positive=True)
     f = real_array("f", f, ndim=1)
     same_length(lags=lags, f=f)
@@ -135,7 +185,13 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
                   else real_array("k_grid", k_grid, ndim=1, min_len=1, positive=True))
             lg = (np.geomspace(lags[0] / 10, lags[-1] * 100, 80) if lc_grid is None
                   else real_array("lc_grid", lc_grid, ndim=1, min_len=1, positive=True))
-            params, ssr = _tempered(lags, y, kg, lg)
+            if conventions == "author":   # the author's grids unless given
+                params, ssr = tempered_author(lags, y, None if k_grid is None else kg,
+                                              None if lc_grid is None else lg)
+            else:
+                params, ssr = _tempered(lags, y, kg, lg)
+            if params is None:  # only with user grids: no (k, ℓ_c) gives a finite fit
+                continue
         else:
             # only the chosen law's regressor: log log ℓ is undefined at ℓ = 1, which the
             # logarithmic law's window excludes but the others keep
@@ -143,8 +199,8 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
                  else np.log(np.log(lags)))
             coef, ssr = _linear(np.column_stack([np.ones(n), -x]), y)
             name = {"exponential": "lambda", "power": "beta", "logarithmic": "gamma"}[law]
-            params = {"C": math.exp(coef[0]), name: float(coef[1])}
-        p = N_PARAMS[law]
+            params = {"C": _finite_exp(coef[0]), name: float(coef[1])}
+        p = AUTHOR_TEMPERED_P if (law == "tempered" and conventions == "author") else N_PARAMS[law]
         ll = n * math.log(max(ssr / n, _VAR_FLOOR))
         r2 = 1.0 - ssr / sst if sst > 0 else (1.0 if ssr <= _VAR_FLOOR * n else 0.0)
         fits[law] = LawFit(law, params, float(r2), float(ssr), ll + 2 * p, ll + p * math.log(n), n, p)
@@ -185,3 +241,36 @@ def fit_master(n_hat, kappa, f) -> MasterFit:
     if sst == 0 or np.ptp(x) == 0:
         raise ValueError("fit_master: -kappa*log(f) or log(n_hat) is constant across lags; slope undefined")
     return MasterFit(float(coef[1]), float(coef[0]), 1.0 - ssr / sst, n)
+
+
+def fit_master_window(n_hat, kappa, f, alpha, lags, window=None, alpha_min=1.01) -> MasterFit:
+    """The master check the author's way (docs/statistics.md §3.5): seed-average, then select.
+
+    Inputs are (seeds, lags) arrays (or one seed, 1-D). Each quantity is averaged over seeds
+    (arithmetic mean, so a lag with N̂ = inf in any seed stays inf and is dropped), then the lags
+    kept are those inside ``window`` = (ℓ_lo, ℓ_hi) (inclusive; typically the power-law fit window
+    of :func:`fit_decay`, ``DecayFit.window``; None: all lags) with mean α̂ > ``alpha_min`` (1.01:
+    κ̂ = α̂/(α̂ − 1) explodes near α̂ = 1) and finite mean N̂. On those, :func:`fit_master` regresses
+    log N̄(ℓ) = intercept + slope · (−κ̄(ℓ) log f̄(ℓ)) and needs ≥ 10 points, ≥ 3 distinct N̄.
+    """
+    n_hat = np.atleast_2d(real_array("n_hat", n_hat, positive=True, allow_inf=True))
+    kappa = np.atleast_2d(real_array("kappa", kappa, positive=True, allow_inf=True))
+    f = np.atleast_2d(real_array("f", f, nonneg=True))
+    alpha = np.atleast_2d(real_array("alpha", alpha, positive=True))
+    lags = real_array("lags", lags, ndim=1, positive=True)
+    if n_hat.ndim != 2:
+        raise ValueError(f"n_hat must be 1-D (lags) or 2-D (seeds, lags), got ndim={n_hat.ndim}")
+    for name, arr in (("kappa", kappa), ("f", f), ("alpha", alpha)):
+        if arr.shape != n_hat.shape:
+            raise ValueError(f"{name} must have the shape of n_hat {n_hat.shape}, got {arr.shape}")
+    if lags.size != n_hat.shape[1]:
+        raise ValueError(f"lags must have one entry per column of n_hat ({n_hat.shape[1]}), got {lags.size}")
+    alpha_min = check_real("alpha_min", alpha_min, lo=1.0)
+    keep = np.ones(lags.size, bool)
+    if window is not None:
+        if len(window) != 2 or not window[0] <= window[1]:
+            raise ValueError(f"window must be (lo, hi) with lo <= hi, got {window!r}")
+        keep &= (lags >= window[0]) & (lags <= window[1])
+    nh, ka, fm, al = (a.mean(axis=0) for a in (n_hat, kappa, f, alpha))
+    keep &= (al > alpha_min) & np.isfinite(nh)
+    return fit_master(nh[keep], ka[keep], fm[keep])

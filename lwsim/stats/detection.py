@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from ._checks import MIN_SAMPLES, as_rng, check_real, real_array, same_length
+from ._checks import MIN_SAMPLES, as_rng, check_int, check_real, real_array, same_length
 from .stable import inv_kappa
 from .tailfit import fit_alpha
 
@@ -124,6 +124,7 @@ class DetectionTable:
     n_grid: np.ndarray
     h_n: np.ndarray         # Ĥ_N for each N in n_grid
     eps: float
+    n_samples: np.ndarray = None   # samples per lag n_ℓ
 
     def to_dict(self) -> dict:
         """JSON-friendly: lists of floats, inf as the string "inf"."""
@@ -134,27 +135,79 @@ class DetectionTable:
         return {k: conv(v) for k, v in dataclasses.asdict(self).items()}
 
 
-def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed=0, n_boot=200):
+def _rows(samples_per_lag):
+    """(n_lags, n) array or a sequence of 1-D arrays (ragged: one per lag) → list of float rows."""
+    if isinstance(samples_per_lag, (list, tuple)) and samples_per_lag and np.ndim(samples_per_lag[0]) == 1:
+        return [real_array(f"samples_per_lag[{i}]", r, ndim=1) for i, r in enumerate(samples_per_lag)]
+    return list(real_array("samples_per_lag", samples_per_lag, ndim=2))
+
+
+def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed=0, n_boot=200,
+                    conventions="lwsim", *, min_samples=None, cap_budget=False, fit_subsample=None):
     """Fit each lag's matched-statistic samples and apply the detection rule over a budget grid.
 
-    samples_per_lag: (n_lags, n_samples) finite array; lags: (n_lags,); n_grid: budgets N.
+    samples_per_lag: (n_lags, n_samples) finite array, or a sequence of n_lags 1-D arrays whose
+    lengths may differ (the instantaneous statistic has B(T − ℓ) samples at lag ℓ);
+    lags: (n_lags,); n_grid: budgets N.
     m̄ is the sample mean; (α̂, σ̂) come from :func:`fit_alpha` on the samples around m̄ (σ̂ is
     their dispersion scale; the fits are location-invariant, centring just makes that explicit).
+    conventions: passed to :func:`fit_alpha` ("author": docs/fidelity.md).
+
+    Options of the author's runs (docs/statistics.md §3.3, docs/fidelity.md), off by default:
+
+    - ``min_samples`` (int ≥ 20 or None): a lag with fewer samples n_ℓ is not fitted: α̂ = 2,
+      σ̂ = 0, unreliable, method "too_few", and it is never detectable (N̂ = N* = inf). The
+      author's code does this below 500 samples (``--min_samples_alpha``, 1000 in the final
+      runs). None: every lag is fitted (each needs ≥ 20 samples; fit_alpha flags n < 500).
+    - ``cap_budget``: a budget N uses min(N, n_ℓ) samples (the earlier code, where N counts time
+      points): lag ℓ is detectable at N iff SNR(ℓ, min(N, n_ℓ)) > ε, and N̂(ℓ) is that capped
+      budget min(N, n_ℓ) for the smallest such N. N* is not capped.
+    - ``fit_subsample`` (int ≥ 20 or None): fit (α̂, σ̂) on at most this many samples drawn
+      without replacement from ``seed`` (the earlier code's ECF used 10⁵); m̄ uses all samples.
     """
-    x = real_array("samples_per_lag", samples_per_lag, ndim=2, min_len=MIN_SAMPLES)
+    rows = _rows(samples_per_lag)
     lags = real_array("lags", lags, ndim=1, min_len=1, positive=True)
-    if x.shape[0] != lags.size:
-        raise ValueError(f"mismatched lengths: samples_per_lag has {x.shape[0]} rows, lags has {lags.size}")
+    if len(rows) != lags.size:
+        raise ValueError(f"mismatched lengths: samples_per_lag has {len(rows)} rows, lags has {lags.size}")
     grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    if min_samples is not None:
+        min_samples = check_int("min_samples", min_samples, minimum=MIN_SAMPLES)
+    if not isinstance(cap_budget, bool):
+        raise TypeError(f"cap_budget must be a bool, got {type(cap_budget).__name__}")
+    if fit_subsample is not None:
+        fit_subsample = check_int("fit_subsample", fit_subsample, minimum=MIN_SAMPLES)
+    counts = np.array([r.size for r in rows])
+    floor = MIN_SAMPLES if min_samples is None else 1
+    if (counts < floor).any():
+        i = int(np.argmin(counts))
+        raise ValueError(f"samples_per_lag needs at least {MIN_SAMPLES} values per lag, got {counts[i]} "
+                         f"at lag {lags[i]:g} (or set min_samples)")
     rng = as_rng(seed)
-    mean = x.mean(axis=1)
-    fits = [fit_alpha(row - m, method=method, n_boot=n_boot, seed=rng) for row, m in zip(x, mean)]
-    alpha = np.array([f.alpha for f in fits])
-    sigma = np.array([f.sigma for f in fits])
-    n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps), dtype=float).reshape(-1)
+    mean = np.array([r.mean() for r in rows])
+    too_few = np.zeros(len(rows), dtype=bool) if min_samples is None else counts < min_samples
+    fits = []
+    for row, m, skip in zip(rows, mean, too_few):
+        if skip:
+            fits.append(None)
+            continue
+        if fit_subsample is not None and row.size > fit_subsample:
+            row = row[np.sort(rng.choice(row.size, fit_subsample, replace=False))]
+        fits.append(fit_alpha(row - m, method=method, n_boot=n_boot, seed=rng, conventions=conventions))
+    alpha = np.array([2.0 if f is None else f.alpha for f in fits])
+    sigma = np.array([0.0 if f is None else f.sigma for f in fits])
+    if cap_budget:
+        used = np.minimum(grid[None, :], counts[:, None])                       # (n_lags, G)
+        ok = np.asarray(detectable(mean[:, None], alpha[:, None], sigma[:, None], used, eps))
+        n_hat = np.where(ok, used, np.inf).min(axis=-1)
+    else:
+        n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps), dtype=float).reshape(-1)
+    nstar = np.asarray(n_star(mean, alpha, sigma, eps), dtype=float).reshape(-1)
+    n_hat, nstar = np.where(too_few, np.inf, n_hat), np.where(too_few, np.inf, nstar)  # never detectable
     return DetectionTable(
         lags=lags, mean=mean, alpha=alpha, sigma=sigma, kappa=_kappa_ext(alpha).reshape(-1),
-        n_hat=n_hat, n_star=np.asarray(n_star(mean, alpha, sigma, eps), dtype=float).reshape(-1),
-        reliable=np.array([f.reliable for f in fits]), method=tuple(f.method for f in fits),
-        n_grid=grid, h_n=np.asarray(learnability_window(lags, n_hat, grid)).reshape(-1), eps=eps)
+        n_hat=n_hat, n_star=nstar,
+        reliable=np.array([f is not None and f.reliable for f in fits]),
+        method=tuple("too_few" if f is None else f.method for f in fits),
+        n_grid=grid, h_n=np.asarray(learnability_window(lags, n_hat, grid)).reshape(-1), eps=eps,
+        n_samples=counts.astype(float))

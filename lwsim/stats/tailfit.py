@@ -6,6 +6,7 @@ import dataclasses
 import numba
 import numpy as np
 
+from .._conventions import check_conventions
 from . import mcculloch
 from ._checks import MIN_SAMPLES, as_rng, check_choice, check_int, real_array
 
@@ -73,7 +74,7 @@ def _ecf_abs2(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (sc / y.size) ** 2 + (ss / y.size) ** 2
 
 
-def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0):
+def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim"):
     """Koutrouvelis regression, symmetric case (03 §3.2): returns (α̂, σ̂, IQR, ok).
 
     log(−log|φ̂(t)|²) = log(2σ^α) + α log t, weighted least squares with weights
@@ -83,7 +84,12 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0):
     so t ∈ [0.05, 3] in units of 1/s and σ̂ = s·σ̂_scaled. After clipping α̂ to [alpha_lo, 2]
     the intercept is refitted with the slope fixed, so σ̂ = (e^{intercept}/2)^{1/α̂} stays
     consistent with the reported α̂ (identical when no clipping happens).
+
+    conventions="author" (docs/fidelity.md): σ̂ from the intercept of the *unclipped* slope b̂ in
+    the data's own units, σ̂ = (e^{ȳ − b̂(ū − log s)}/2)^{1/α̂} — the author's rule; it equals the
+    lwsim σ̂ when α̂ = b̂, and is not scale-equivariant otherwise (data × c gives σ̂ × c^{b̂/α̂}).
     """
+    conventions = check_conventions(conventions)
     q25, q50, q75 = np.percentile(x, [25, 50, 75])
     iqr = q75 - q25
     if iqr <= 1e-10:
@@ -104,6 +110,9 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0):
     um, ym = w @ u, w @ y
     slope = (w @ ((u - um) * (y - ym))) / (w @ ((u - um) ** 2))
     a = float(np.clip(slope, alpha_lo, 2.0))
+    if conventions == "author":     # intercept of the unclipped slope, in the data's units
+        sigma = (np.exp(ym - slope * (um - np.log(s))) / 2.0) ** (1.0 / a)
+        return a, float(sigma), float(iqr), True
     intercept = ym - a * um
     sigma = s * (np.exp(intercept) / 2.0) ** (1.0 / a)
     return a, float(sigma), float(iqr), True
@@ -118,7 +127,7 @@ def _reliable(n, alpha, sigma, iqr, alpha_lo):
     return not (n < 500 or sigma <= 1e-12 or iqr <= 1e-10 or (at_edge and n < 2000))
 
 
-def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable") -> TailFit:
+def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conventions="lwsim") -> TailFit:
     """Fit SαS(α, σ) to samples x (1-D, finite, ≥ 20 values) — spec 03 §3.2.
 
     method: "ecf" (Koutrouvelis; McCulloch if too few usable ECF points), "mcculloch" (quantiles on
@@ -127,9 +136,15 @@ def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable") -> Tai
       α̂ = 2 flagged unreliable ("default_gaussian", σ̂ = IQR / IQR_theory(2)).
     alpha_range: "stable" clips α̂ to [1, 2]; "open" to (0, 2] (ECF floor 0.1, McCulloch 0.5).
     seed: int or Generator for the bootstrap. Deterministic for a given seed.
+    conventions: "lwsim" or "author" (docs/fidelity.md): the author's ECF σ̂ (:func:`ecf_fit`)
+      and McCulloch table (:func:`lwsim.stats.mcculloch.author_quantile_fit`, also for the
+      bootstrap); needs alpha_range="stable" (the author clips α̂ to [1, 2]).
     """
     check_choice("method", method, {"auto", "ecf", "mcculloch"})
     check_choice("alpha_range", alpha_range, {"stable", "open"})
+    conventions = check_conventions(conventions)
+    if conventions == "author" and alpha_range != "stable":
+        raise ValueError("alpha_range must be 'stable' with conventions='author' (the author clips α̂ to [1, 2])")
     n_boot = check_int("n_boot", n_boot, minimum=0)
     if method == "auto" and n_boot < 20:
         raise ValueError(f"n_boot must be >= 20 for method='auto' (it needs a bootstrap CI), got {n_boot}")
@@ -139,21 +154,21 @@ def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable") -> Tai
     lo = 1.0 if alpha_range == "stable" else ALPHA_FLOOR_OPEN
 
     if method in ("ecf", "auto"):
-        a, s, iqr, ok = ecf_fit(x, lo)
+        a, s, iqr, ok = ecf_fit(x, lo, conventions)
         rel = ok and _reliable(n, a, s, iqr, lo)
         if ok and (method == "ecf" or rel):
             return TailFit(a, s, rel, "ecf", None, n)
 
     xs = np.sort(x)
     lo_m = max(lo, float(mcculloch.table()["alpha"][0]))
-    a, s, iqr = mcculloch.mcculloch_point(xs, lo_m)
-    boot = mcculloch.bootstrap_alphas(xs, n_boot, rng, lo_m) if n_boot > 0 else None
+    a, s, iqr = mcculloch.mcculloch_point(xs, lo_m, conventions)
+    boot = mcculloch.bootstrap_alphas(xs, n_boot, rng, lo_m, conventions) if n_boot > 0 else None
     ci = None if boot is None else tuple(float(v) for v in np.percentile(boot, [2.5, 97.5]))
     if method != "auto":
         name = "mcculloch" if method == "mcculloch" else "ecf->mcculloch"
         return TailFit(a, s, _reliable(n, a, s, iqr, lo_m), name, ci, n)
     if ci[1] - ci[0] < CI_MAX_WIDTH and iqr > 1e-10:
         a = float(np.median(boot))
-        s = float(iqr / mcculloch.iqr_theory(a))
+        s = float(iqr / mcculloch.iqr_theory(a, conventions))
         return TailFit(a, s, _reliable(n, a, s, iqr, lo_m), "mcculloch_boot", ci, n)
-    return TailFit(2.0, float(iqr / mcculloch.iqr_theory(2.0)), False, "default_gaussian", ci, n)
+    return TailFit(2.0, float(iqr / mcculloch.iqr_theory(2.0, conventions)), False, "default_gaussian", ci, n)

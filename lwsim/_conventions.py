@@ -1,0 +1,18 @@
+"""The ``conventions`` keyword: "lwsim" (exact, the default) or "author" (docs/fidelity.md).
+
+"author" reproduces, on purpose, the approximations of the author's public PyTorch code for [A]
+(run_learnability_DGX.py, run_learnability_lstm_gru_DGX.py); every function that accepts the
+keyword documents what its "author" branch changes, and docs/fidelity.md measures each effect.
+"""
+from __future__ import annotations
+
+CONVENTIONS = ("lwsim", "author")
+
+
+def check_conventions(conventions):
+    """Validate the keyword; returns it. TypeError for a non-string, ValueError for an unknown name."""
+    if not isinstance(conventions, str):
+        raise TypeError(f"conventions must be a string, one of {CONVENTIONS}, got {type(conventions).__name__}")
+    if conventions not in CONVENTIONS:
+        raise ValueError(f"conventions must be one of {CONVENTIONS}, got {conventions!r}")
+    return conventions

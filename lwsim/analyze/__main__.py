@@ -1,0 +1,120 @@
+"""``python -m lwsim.analyze``: the learnability-window report of a trained model (docs/analyze.md)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+import lwsim
+
+from .core import analyze
+from .load import LoadError, infer_model, load_data, load_optimizer, load_weights
+
+
+def _ints(text):
+    vals = [int(v) for v in text.replace(" ", "").split(",") if v]
+    return vals[0] if len(vals) == 1 else vals
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m lwsim.analyze", description=__doc__)
+    p.add_argument("--cell", required=True, choices=list(lwsim.CELL_NAMES))
+    p.add_argument("--hidden", type=int, required=True, help="hidden size H")
+    p.add_argument("--weights", required=True, help=".safetensors or .npz (never .pt)")
+    p.add_argument("--layout", choices=["torch", "lwsim"], default="torch",
+                   help="key names: nn.GRU/nn.LSTM + readout.* (torch) or lwsim's parameter names")
+    p.add_argument("--data", required=True, help=".npz with x (T, B, D) and y (T, B, n_out)")
+    p.add_argument("--batch-first", action="store_true", help="x, y are (B, T, ·) as in PyTorch")
+    p.add_argument("--out", required=True, help="output folder (report.md, report.json, PNGs)")
+    g = p.add_argument_group("optimizer (rates λ)")
+    g.add_argument("--optimizer-state", help="optimizer buffers, .safetensors or .npz")
+    g.add_argument("--optimizer", choices=lwsim.optim.OPTIMIZERS)
+    g.add_argument("--lr", type=float)
+    g.add_argument("--betas", type=lambda t: tuple(float(v) for v in t.split(",")))
+    g.add_argument("--opt-eps", type=float, help="the optimizer's eps (not the detection ε)")
+    g.add_argument("--momentum", type=float)
+    g.add_argument("--rms-alpha", type=float, help="RMSprop's alpha")
+    g.add_argument("--centered", action="store_true", default=None)
+    g.add_argument("--amsgrad", action="store_true", default=None)
+    m = p.add_argument_group("model options")
+    m.add_argument("--readout", choices=["every", "last"], default="every")
+    m.add_argument("--layernorm", action="store_true", help="lwsim layout only")
+    m.add_argument("--convention", choices=["cho", "torch"], help="gru, lwsim layout (default cho)")
+    m.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    a = p.add_argument_group("analysis")
+    a.add_argument("--lags", type=_ints, help="L (1 … L) or a comma list; default up to T/2")
+    a.add_argument("--n-grid", type=_ints, help="comma list of budgets N; default up to B")
+    a.add_argument("--K", type=int, default=1, help="random directions of the matched statistic")
+    a.add_argument("--eps", type=float, default=20.0, help="detection threshold ε")
+    a.add_argument("--statistic", help="matched-statistic variant (when this lwsim has it)")
+    a.add_argument("--conventions", help="lwsim or author (docs/fidelity.md), when this lwsim has it")
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
+                   help="exact envelope (default: only for small models)")
+    a.add_argument("--backend", choices=list(lwsim.BACKENDS), default="numba")
+    a.add_argument("--dpi", type=int, default=80)
+    a.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _cell_options(args):
+    opts = {"readout": args.readout, "dtype": args.dtype}
+    if args.layout == "torch":
+        if args.layernorm:
+            raise LoadError("--layernorm: nn.GRU/nn.LSTM have no LayerNorm (layout torch)")
+        if args.cell == "gru":
+            opts["convention"] = "torch"
+    else:
+        opts["layernorm"] = args.layernorm
+        if args.cell == "gru" and args.convention:
+            opts["convention"] = args.convention
+    return opts
+
+
+def _hyper(args):
+    h = {"lr": args.lr, "betas": args.betas, "eps": args.opt_eps, "momentum": args.momentum,
+         "alpha": args.rms_alpha, "centered": args.centered, "amsgrad": args.amsgrad}
+    return {k: v for k, v in h.items() if v is not None}
+
+
+def run(args):
+    opts = _cell_options(args)
+    shape_opts = {k: v for k, v in opts.items() if k in ("layernorm", "convention")}
+    D, n_out, bias = infer_model(args.weights, args.cell, args.hidden, args.layout, **shape_opts)
+    cell = lwsim.make_cell(args.cell, D, args.hidden, n_out, bias=bias, **opts)
+    params = load_weights(args.weights, cell, args.layout)
+    x, y = load_data(args.data, D, n_out, batch_first=args.batch_first)
+    if args.optimizer_state:
+        rates = load_optimizer(args.optimizer_state, cell, params, args.layout, args.optimizer, _hyper(args))
+    elif args.optimizer:
+        rates = (args.optimizer, _hyper(args))
+    else:
+        rates = None
+    sources = {"weights": args.weights, "layout": args.layout, "data": args.data}
+    if args.optimizer_state:
+        sources["optimizer state"] = args.optimizer_state
+    rep = analyze(cell, params, x, y, rates=rates, lags=args.lags, n_grid=args.n_grid, K=args.K,
+                  statistic=args.statistic, conventions=args.conventions, eps=args.eps, seed=args.seed, exact=args.exact,
+                  backend=args.backend, progress=not args.no_progress, sources=sources)
+    return rep, rep.save(args.out, dpi=args.dpi)
+
+
+def main(argv=None):
+    import matplotlib
+    matplotlib.use("Agg")
+    args = parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", UserWarning)       # every warning reaches the user
+            rep, paths = run(args)
+    except (LoadError, ValueError, TypeError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    h = rep.detection.h_n
+    print(f"Ĥ_N = {h[-1]:g} lags at N = {int(rep.detection.n_grid[-1])}; wrote "
+          + ", ".join(str(p) for p in paths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

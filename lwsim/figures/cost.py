@@ -1,0 +1,308 @@
+"""What a preset costs before it starts: a cost model of each run, calibrated on this machine
+(docs/cluster.md).
+
+Each run's configuration gives the work of its parts (``work``), in floating-point operations
+counted from the sizes (per sequence and time step, a gated cell with G gate blocks costs
+fwd = 2 G H (H + D) + 12 G H; a training step fwd + backward ≈ 3 fwd):
+
+    train        epochs · (3 n_train + n_val) · T · fwd          (or steps · batch · T · 3 fwd)
+    diag         diagnostics: envelope n_diag T (2 fwd + 6 L H), matched statistic
+                 n_diag T (2 fwd + K (3 fwd + 8 L H)), transports / Jacobians for the others
+    stats        tail fits and bootstraps: n_lags · samples · (|N grid| + methods · n_boot / 100),
+                 samples = n_diag (or n_diag T for the "instantaneous" statistic, capped by
+                 fit_subsample)
+    1            a fixed cost per run
+
+(no separate per-step term: optimizer steps are proportional to the training work at fixed
+sizes, so such a term is not identifiable from the probes and extrapolates badly) and the
+predicted wall time of a run is  seconds = Σ_term work[term] · c[experiment][term],
+the coefficients c (seconds per unit) fitted once on this machine by ``--calibrate``: it times a
+few probe runs of each experiment (its smoke run, and PROBES: the quick preset's sizes, each term
+varied on its own) in one process warmed up by the whole smoke preset, with one numba thread
+(numba compilation excluded; it is paid once per worker process, ``startup_s``), and solves a
+non-negative least-squares fit in relative error. An experiment without a model (a new one) is
+estimated with a_main's model when its configuration has a_main's keys or, failing that, as the
+median fixed cost, and flagged ``generic``. The model is linear in the operation counts: rates
+measured at the quick preset's sizes are extrapolated to the paper's (larger H runs faster per
+operation, so paper estimates are upper-side).
+
+Peak memory per run (``peak_bytes``) is an upper-bound model: the datasets, the training batch
+trace, one diagnostic chunk of sequences (the diagnostics stream over chunks of ``CHUNK``
+sequences, never holding (K, lags, sequences, T) at once) and the per-sequence outputs
+(K + 3) · L · n_diag, plus a fixed process baseline.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+CALIBRATION_FILE = "calibration.json"
+CHUNK = 16                      # diagnostics' default sequence chunk (lwsim.diagnostics)
+BASELINE_BYTES = 300e6          # Python + NumPy + numba + lwsim imported
+GATES = {"rnn": 1, "constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}
+TERMS = ("one", "train", "diag", "stats")
+
+
+def _fwd(c, cell=None):
+    H, D = c.get("H", 32), c.get("D", 1)
+    G = GATES.get(cell or c.get("cell", "diaggate"), 2)
+    return 2.0 * G * H * (H + D) + 12.0 * G * H
+
+
+def _nlags(c):
+    lags = c.get("lags", c.get("n_lags", 1))
+    return len(lags) if isinstance(lags, (list, tuple)) else int(lags)
+
+
+def _a_main(c):
+    T, H, f = c["T"], c["H"], _fwd(c)
+    epochs, n_train, n_val, n_diag = c["epochs"], c["n_train"], c.get("n_val", 0), c["n_diag"]
+    L, K = _nlags(c), c.get("K", 1)
+    methods = c.get("tail_methods", ["auto"])
+    return {"one": 1.0, "train": epochs * (3 * n_train + n_val) * T * f,
+            "diag": n_diag * T * (2 * f + 6 * L * H) + n_diag * T * (2 * f + K * (3 * f + 8 * L * H)),
+            "stats": L * _samples(c) * (len(c.get("n_grid", [1])) + len(methods) * c.get("n_boot", 200) / 100)}
+
+
+def _samples(c):
+    """Matched-statistic samples per lag: one per sequence, or per time point ("instantaneous")."""
+    n = c["n_diag"] * (c["T"] if c.get("statistic") == "instantaneous" else 1)
+    return min(n, c["fit_subsample"]) if c.get("fit_subsample") else n
+
+
+def _a_fidelity(c):
+    T, H, f = c["T"], c["H"], _fwd(c)
+    lags = c.get("lags", [1])
+    return {"one": 1.0, "train": c["epochs"] * 3 * c["n_train"] * T * f,
+            "diag": c["n_seq"] * (T * 2 * f + c["n_time"] * sum(lags) * H * H * 2)}
+
+
+def _a_theory(c):
+    return {"one": 1.0, "stats": c["n_lags"] * c["n_samples"]}
+
+
+def _b_s1(c):
+    T, H, f = c["T"], c["H"], _fwd(c)
+    n_ck = len(c.get("checkpoints", [0]))
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
+            "diag": n_ck * c["probe"] * T * T * H * H}
+
+
+def _b_s2(c):
+    T, H, f = c["T"], c["H"], _fwd(c)
+    n_ck, L = len(c.get("checkpoints", [0])), _nlags(c)
+    n_conv = len(c["conventions"]) if isinstance(c.get("conventions"), list) else 1
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
+            "diag": n_conv * n_ck * (c.get("n_triples", 1) * L * (T * H * H + H ** 3)
+                                     + c.get("n_examples", 1) * T * 3 * f * 4)}
+
+
+def _b_expansion(c):
+    T, H = c["T"], c["H"]
+    return {"one": 1.0, "diag": T * H ** 3 * 10}
+
+
+WORK = {"a_main": _a_main, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
+        "b_s2": _b_s2, "b_expansion": _b_expansion}
+
+
+def work(run):
+    """(terms dict, model name) of one run; model is the experiment or 'generic:…' (flagged)."""
+    c = run.config
+    if run.experiment in WORK:
+        return WORK[run.experiment](c), run.experiment
+    try:                                  # a new experiment shaped like a_main (train + diagnose)
+        return _a_main(c), "generic:a_main"
+    except (KeyError, TypeError, ZeroDivisionError):
+        return {"one": 1.0}, "generic:fixed"
+
+
+def peak_bytes(run):
+    """Upper-bound model of a run's peak resident memory (bytes)."""
+    c, f8 = run.config, 8.0
+    T, H, D = c.get("T", 1), c.get("H", 1), c.get("D", 1)
+    G = GATES.get(c.get("cell", "diaggate"), 2)
+    n_seq = c.get("n_train", 0) + c.get("n_val", 0) + c.get("n_diag", c.get("n_seq", c.get("n_examples", 0)))
+    data = n_seq * T * (D + 1) * f8
+    batch = c.get("batch", c.get("probe", 1))
+    trace = batch * (T + 1) * H * (2 * G + 4) * f8 * 1.5         # forward trace + backward buffers
+    chunk = CHUNK * (T + 1) * H * 12 * f8                         # one diagnostic chunk's factor arrays
+    L, K = _nlags(c), c.get("K", 1)
+    outputs = (K + 3) * L * c.get("n_diag", 0) * f8               # ψ per direction, samples, counts
+    if c.get("statistic") == "instantaneous":                     # ψ_{b,t}: one sample per time point
+        outputs += 3 * L * c.get("n_diag", 0) * T * f8
+    if run.experiment == "a_theory":
+        outputs = 4 * c["n_lags"] * c["n_samples"] * f8
+    if run.experiment == "b_s1":
+        chunk += c["probe"] * T * T * H * f8
+    return BASELINE_BYTES + data + trace + chunk + outputs
+
+
+# ----------------------------------------------------------------------------- calibration
+def _firsts(preset, backend):
+    from .figures import FIGURES
+    from .plan import plan
+    first = {}
+    for runs in plan(list(FIGURES), preset, backend).values():
+        for r in runs:
+            first.setdefault(r.experiment, r)
+    return first
+
+
+# Probe variants per experiment, applied to the quick preset's first run: each varies one term of
+# the model on its own, at sizes near the quick preset's (seconds each), so that the fit is not
+# dominated by the fixed cost of tiny runs.
+PROBES = {
+    "a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
+               dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
+               dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16)],
+    "a_fidelity": [dict(), dict(epochs=12), dict(n_time=60), dict(batch=8)],
+    "a_theory": [dict(), dict(n_samples=5000)],
+    "b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
+             dict(probe=3, steps=100, checkpoints=[0, 50, 100])],
+    "b_s2": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
+             dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100])],
+    "b_expansion": [dict(), dict(T=50)],
+}
+
+
+def _probes(backend):
+    """(warm-up runs: the whole smoke preset, probe runs: each experiment's smoke run and PROBES)."""
+    from .figures import FIGURES
+    from .plan import plan
+    from .runner import Run
+    warm = list(dict.fromkeys(r for g in plan(list(FIGURES), "smoke", backend).values() for r in g))
+    smoke = _firsts("smoke", backend)
+    probes = []
+    for name, base in sorted(_firsts("quick", backend).items()):
+        if name in smoke:                        # spans the sizes down to the smoke preset's
+            probes.append(smoke[name])
+        for upd in PROBES.get(name, [dict()]):
+            probes.append(Run.make(name, **{**base.config, **upd}))
+    return warm, probes
+
+
+def _fit(rows):
+    """Non-negative least squares in relative error: Σ_i (Σ_t w_it c_t / s_i − 1)² → c ≥ 0."""
+    from scipy.optimize import nnls
+    terms = [t for t in TERMS if any(w.get(t, 0) for w, _ in rows)]
+    A = np.array([[w.get(t, 0.0) / s for t in terms] for w, s in rows])
+    colscale = np.maximum(A.max(axis=0), 1e-300)
+    coef, _ = nnls(A / colscale, np.ones(len(rows)))
+    return {t: float(c / k) for t, c, k in zip(terms, coef, colscale)}
+
+
+def calibrate(cache_dir="runs", backend="numba", progress=True):
+    """Time the probe runs once in this process and store the fitted coefficients in
+    ``<cache_dir>/calibration.json``; returns that record."""
+    from . import experiments  # noqa: F401
+    from .runner import EXPERIMENTS
+    from .runner import limit_threads
+    limit_threads(1)                             # rates per core: core-hours = predicted seconds
+    warm, probes = _probes(backend)
+    t0 = time.perf_counter()
+    for run in warm:                             # compile every kernel (each cell, law, …) once, untimed
+        try:
+            EXPERIMENTS[run.experiment](run.config)
+        except Exception as exc:
+            warnings.warn(f"calibration warm-up {run.experiment} {run.config_json} failed: {exc!r}")
+    startup = time.perf_counter() - t0
+    rows = {}
+    for i, run in enumerate(probes):
+        times = []
+        try:
+            while len(times) < 2 and sum(times) < 3.0:   # short probes twice (min): noise, late compiles
+                t = time.perf_counter()
+                EXPERIMENTS[run.experiment](run.config)
+                times.append(time.perf_counter() - t)
+        except Exception as exc:                 # a preset changed under a probe: skip it, say so
+            warnings.warn(f"calibration probe {run.experiment} {run.config_json} failed: {exc!r}")
+            continue
+        rows.setdefault(run.experiment, []).append((work(run)[0], min(times)))
+        if progress:
+            print(f"  calibrate {i + 1}/{len(probes)} {run.experiment:12s} {min(times):7.3f} s", flush=True)
+    coef = {name: _fit(r) for name, r in rows.items()}
+    record = {"backend": backend, "host": platform.node(), "cpus": os.cpu_count(),
+              "date": time.strftime("%Y-%m-%d %H:%M:%S"), "startup_s": startup, "coef": coef,
+              "probes": {k: [s for _, s in v] for k, v in rows.items()}}
+    path = Path(cache_dir) / CALIBRATION_FILE
+    from ..io import atomic_write_json
+    atomic_write_json(path, record)
+    return record
+
+
+def load_calibration(cache_dir="runs"):
+    path = Path(cache_dir) / CALIBRATION_FILE
+    if not path.exists():
+        return None
+    try:
+        rec = json.loads(path.read_text())
+        rec["coef"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return rec
+
+
+def predict_seconds(run, calibration):
+    """Predicted wall time of ``run`` (warm process) → (seconds, model name)."""
+    w, model = work(run)
+    coef = calibration["coef"]
+    c = coef.get(run.experiment)
+    if c is None:                              # generic: a_main's coefficients, else median fixed cost
+        c = coef.get("a_main", {}) if model == "generic:a_main" else \
+            {"one": float(np.median([v.get("one", 0.0) for v in coef.values()]))}
+    return float(sum(w.get(t, 0.0) * c.get(t, 0.0) for t in w)), model
+
+
+# ----------------------------------------------------------------------------- dry run
+def dry_run_table(groups, cache_dir, calibration):
+    """Rows per experiment group: runs, cached, core-hours (all / uncached), peak memory per run."""
+    from .runcache import is_cached
+    rows = []
+    for group, runs in groups.items():
+        cached = [is_cached(cache_dir, r) for r in runs]
+        n_cached = sum(cached)
+        peak = max((peak_bytes(r) for r in runs), default=0.0)
+        secs, models = [], set()
+        if calibration is not None:
+            for r, c in zip(runs, cached):
+                s, m = predict_seconds(r, calibration)
+                secs.append((s, c))
+                models.add(m)
+        rows.append({"group": group, "runs": len(runs), "cached": n_cached,
+                     "core_h": sum(s for s, _ in secs) / 3600 if secs else None,
+                     "core_h_todo": sum(s for s, c in secs if not c) / 3600 if secs else None,
+                     "peak_gb": peak / 1e9, "generic": sorted(m for m in models if m.startswith("generic"))})
+    return rows
+
+
+def _fmt_h(h):
+    if h is None:
+        return "n/a"
+    return f"{h:.3g}" if h >= 0.001 else f"{h * 3600:.2g} s"
+
+
+def format_dry_run(rows, preset, calibration, threads_per_run=1):
+    lines = [f"dry run: preset {preset}" + (
+        f", calibration {calibration['date']} on {calibration['host']} ({calibration['backend']}, "
+        f"{calibration['cpus']} cpus; +{calibration['startup_s']:.0f} s numba start-up per worker)"
+        if calibration else " (no calibration: run `python -m lwsim.figures --calibrate` for core-hours)"),
+        "| experiment | runs | cached | core-hours (all) | core-hours (to run) | peak memory / run |",
+        "|---|---|---|---|---|---|"]
+    for r in rows:
+        flag = f" (generic estimate: {', '.join(r['generic'])})" if r["generic"] else ""
+        lines.append(f"| {r['group']}{flag} | {r['runs']} | {r['cached']} | {_fmt_h(r['core_h'])} | "
+                     f"{_fmt_h(r['core_h_todo'])} | {r['peak_gb']:.2f} GB |")
+    tot = [r["core_h"] for r in rows]
+    todo = [r["core_h_todo"] for r in rows]
+    lines.append(f"| total | {sum(r['runs'] for r in rows)} | {sum(r['cached'] for r in rows)} | "
+                 f"{_fmt_h(sum(tot)) if None not in tot else 'n/a'} | "
+                 f"{_fmt_h(sum(todo)) if None not in todo else 'n/a'} | "
+                 f"{max((r['peak_gb'] for r in rows), default=0):.2f} GB |")
+    return "\n".join(lines)
