@@ -1,6 +1,6 @@
 """Benchmark of lwsim.diagnostics (issue 6).
 
-1. Γ, μ and the envelope (02 §2.3, §2.5) for T = 1024, L = 256 (every lag 1 … 256), H = 128 and
+1. Γ, μ and the envelope (docs/diagnostics.md §2.3, §2.5) for T = 1024, L = 256 (every lag 1 … 256), H = 128 and
    64 sequences: the numba kernel vs the plain NumPy implementation of the same formulas (log-space
    prefix sums, one vectorised pass per lag), both fed the same per-step factors (d, r/d, Λ) of a
    diaggate ([A]'s init, LN on). The full Γ table (L·T·B·H = 2.1e9 numbers) is never stored: both

@@ -1,4 +1,4 @@
-"""Benchmark lwsim.stats.fit_alpha (spec 03 §3.2) — not a test.
+"""Benchmark lwsim.stats.fit_alpha (docs/statistics.md §3.2) — not a test.
 
 1. fit_alpha(method="ecf") on 10⁵ samples: median wall time over repeats (target < 20 ms).
 2. Against scipy.stats.levy_stable.fit (maximum likelihood, β fixed to 0 so both fit the same

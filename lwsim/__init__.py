@@ -1,6 +1,6 @@
 """lwsim: a framework-free reference simulator and theory checker for gated RNNs.
 
-Spec: ../shared/spec (01-cells … 05-experiments). Start with :func:`make_cell`.
+Documentation: docs/ (docs/cells.md … docs/experiments.md). Start with :func:`make_cell`.
 Submodules: ``lwsim.tasks``, ``lwsim.optim``, ``lwsim.train`` (training loop), ``lwsim.stats``
 (heavy-tail statistics), ``lwsim.diagnostics`` (transports, Γ, Λ, μ, envelopes, …),
 ``lwsim.figures`` (``python -m lwsim.figures``).

@@ -1,8 +1,8 @@
-"""Optimizers in NumPy with PyTorch's semantics, defaults and hyper-parameter names (spec 05 §5.2).
+"""Optimizers in NumPy with PyTorch's semantics, defaults and hyper-parameter names (docs/experiments.md §5.2).
 
     opt = lwsim.optim.make("adamw", params, lr=1e-3, weight_decay=1e-4)
     opt.step(grads)          # updates the arrays of `params` in place
-    opt.rates()              # per-parameter base rate λ (02 §2.4), dict like params
+    opt.rates()              # per-parameter base rate λ (docs/diagnostics.md §2.4), dict like params
     sd = opt.state_dict(); opt.load_state_dict(sd)
 
 | name | class | torch equivalent | defaults |
@@ -29,7 +29,7 @@ State names (``state_dict()["state"][param]``): SGD ``buf``; Adam/AdamW ``m``, `
 ``v_max`` with amsgrad); RMSprop ``v`` (and ``buf`` with momentum, ``g_avg`` when centered).
 The step counter is global (``opt.step_count``, ``state_dict()["step"]``).
 
-Rates λ (02 §2.4): Adam/AdamW λ = lr / (sqrt(v̂) + eps), v̂ = v / (1 − β₂^step) (v_max with
+Rates λ (docs/diagnostics.md §2.4): Adam/AdamW λ = lr / (sqrt(v̂) + eps), v̂ = v / (1 − β₂^step) (v_max with
 amsgrad); before the first step v̂ := 0, i.e. λ = lr/eps. RMSprop λ = lr / (sqrt(v) + eps)
 (centered: sqrt(v − g_avg²)); momentum does not enter λ. SGD (any momentum) λ = lr.
 """
@@ -180,7 +180,7 @@ class Optimizer:
             self._update(p, grads[k], self.state[k])
 
     def rates(self) -> dict:
-        """Per-parameter base rate λ (02 §2.4), a dict of arrays shaped like params."""
+        """Per-parameter base rate λ (docs/diagnostics.md §2.4), a dict of arrays shaped like params."""
         return {k: self._rate(p, self.state[k]) for k, p in self.params.items()}
 
     def state_dict(self) -> dict:

@@ -3,11 +3,11 @@
 Written once against an array module ``xp`` so that the same code runs on NumPy
 (``backend="numpy"``) and CuPy (``backend="cupy"``). Every faster backend is checked against it.
 
-- ``forward``: the trace of 01-cells.md §1.9 (states, gates, outputs) plus per-step records.
+- ``forward``: the trace of docs/cells.md §1.9 (states, gates, outputs) plus per-step records.
 - ``loss_and_grad``: exact BPTT, δ_{t−1} = J_tᵀ δ_t + (direct error at t−1) (§1.8).
 - ``jacobians`` / ``jacobian_diagonal``: the one-step Jacobians J_t = ∂h_t/∂h_{t−1} (§1.7).
-- ``lag_gradients``: the per-lag decomposition g_ℓ of 02-diagnostics.md §2.2.
-- ``tangents``: forward-mode v_t = (∂h_t/∂θ)[w] (02 §2.7).
+- ``lag_gradients``: the per-lag decomposition g_ℓ of docs/diagnostics.md §2.2.
+- ``tangents``: forward-mode v_t = (∂h_t/∂θ)[w] (docs/diagnostics.md §2.7).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 @dataclass
 class Trace:
-    """Result of a forward pass (01-cells.md §1.9).
+    """Result of a forward pass (docs/cells.md §1.9).
 
     h: (T+1, B, H) with h_0 = 0 first; c: (T+1, B, H) for the LSTM, else None;
     y: (T, B, n_out) read-outs (all steps are computed, also for readout "last");
@@ -72,7 +72,7 @@ def _record(trace, t):
 
 
 def output_errors(xp, cell, trace, y, mask):
-    """L and ∂L/∂ŷ (T, B, n_out) for the mean-squared loss of 01 §1.6."""
+    """L and ∂L/∂ŷ (T, B, n_out) for the mean-squared loss of docs/cells.md §1.6."""
     diff = trace.y - y
     if cell.readout == "last":
         weight = xp.zeros(diff.shape[0], dtype=diff.dtype)
@@ -118,7 +118,7 @@ def loss_and_grad(xp, cell, p, x, y, mask=None):
 
 
 def lag_gradients(xp, cell, p, x, y, mask=None, max_lag=None):
-    """Per-lag gradients g_ℓ = Σ_t δ_tᵀ M_{t,t−ℓ} B_{t−ℓ} (02 §2.2), ℓ = 0 … max_lag.
+    """Per-lag gradients g_ℓ = Σ_t δ_tᵀ M_{t,t−ℓ} B_{t−ℓ} (docs/diagnostics.md §2.2), ℓ = 0 … max_lag.
 
     Returns (loss, list of dicts). The read-out parameters (W_out, b_out) have no transport:
     their whole gradient is put at ℓ = 0, so that Σ_ℓ g_ℓ equals BPTT for every key.

@@ -1,4 +1,4 @@
-"""Seeded task generators (spec 05 §5.1).
+"""Seeded task generators (docs/experiments.md §5.1).
 
 Every task produces time-major inputs ``x`` of shape (T, B, D) and targets ``y`` of shape
 (T, B, 1) (float64 by default, ``dtype=`` option). Time is indexed t = 0, …, T−1 (array index).
@@ -17,7 +17,7 @@ API::
     ds = task.dataset(n_train, n_val, n_diag, seed)  # fixed splits
     ds.x_train, ds.y_train, ds.x_val, ds.y_val, ds.x_diag, ds.y_diag
 
-Decisions (where the spec leaves a choice open):
+Decisions (where the papers leave a choice open):
 
 - ``multilag``/``sinmix``: the term c_k (uᵀ x_{t−ℓ_k}) is present when t − ℓ_k ≥ 0 (0-based
   array index t). u is a unit vector drawn from the *task seed* (so train/val/diag sets and
@@ -606,7 +606,7 @@ def make(name: str, T: int | None = None, D: int | None = None, seed: int = 0,
     """Build a task by name (one of :data:`TASKS`). ``T``/``D`` default per task (see
     module docstring); ``seed`` is the task seed (fixes u for multilag/sinmix and is the
     default dataset seed). Task keywords (e.g. multilag ``lags``, ``coefs``, ``sigma_y``)
-    keep the spec's defaults unless given."""
+    keep the documented defaults (docs/experiments.md §5.1) unless given."""
     if not isinstance(name, str) or name not in _SPECS:
         raise ValueError(f"unknown task {name!r}; valid tasks: {', '.join(TASKS)}")
     spec = _SPECS[name]

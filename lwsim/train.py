@@ -1,4 +1,4 @@
-"""Training loop, evaluation and run save/load (spec 05 §5.2).
+"""Training loop, evaluation and run save/load (docs/experiments.md §5.2).
 
     result = lwsim.train.train(cell, params, task.dataset(800, 200), optimizer="adamw",
                                optimizer_kwargs=dict(lr=1e-3, weight_decay=1e-4),
@@ -138,7 +138,7 @@ def evaluate(cell, params: dict, x: np.ndarray, y: np.ndarray, backend: str = "n
              mask=None, batch_size: int = 256) -> dict:
     """Validation metrics of ``cell`` on (x, y): {"mse", "r2"}.
 
-    Counted elements follow the loss (01 §1.6): the last step for readout "last", every step
+    Counted elements follow the loss (docs/cells.md §1.6): the last step for readout "last", every step
     (restricted by ``mask`` (T,)) for "every". mse = mean squared error over counted elements
     (all outputs pooled, as MSELoss); r2 = 1 − SSE/SST, SST about the per-output mean of the
     counted targets (NaN when the targets are constant). Forward passes run in chunks of

@@ -1,4 +1,4 @@
-"""Public cell API: init schemes, options, PyTorch layouts, input validation (01 §1.4–1.9)."""
+"""Public cell API: init schemes, options, PyTorch layouts, input validation (docs/cells.md §1.4–1.9)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings

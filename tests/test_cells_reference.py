@@ -1,4 +1,4 @@
-"""NumPy reference: BPTT and Jacobians against float64 central finite differences (01 §1.7–1.8)."""
+"""NumPy reference: BPTT and Jacobians against float64 central finite differences (docs/cells.md §1.7–1.8)."""
 import numpy as np
 import pytest
 
@@ -112,7 +112,7 @@ def test_lag_decomposition_sums_to_bptt(case):
 
 
 def test_lag_decomposition_matches_transport_products():
-    """g_{t,ℓ} = δ_tᵀ M_{t,t−ℓ} B_{t−ℓ}: lag 1 of the last step via explicit J (02 §2.2)."""
+    """g_{t,ℓ} = δ_tᵀ M_{t,t−ℓ} B_{t−ℓ}: lag 1 of the last step via explicit J (docs/diagnostics.md §2.2)."""
     cell = make(("diaggate", {"readout": "last"}))
     p = random_params(cell, 6)
     x, y = random_data(cell, 4, 1, 6)

@@ -1,4 +1,4 @@
-"""Anisotropy metrics (02 §2.9) on matrices with known singular values; [B] LR profile (§2.8)."""
+"""Anisotropy metrics (docs/diagnostics.md §2.9) on matrices with known singular values; [B] LR profile (§2.8)."""
 import numpy as np
 import pytest
 from scipy.linalg import hadamard

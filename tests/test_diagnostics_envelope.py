@@ -1,4 +1,4 @@
-"""Λ (02 §2.4), μ and the envelope (§2.5), time scales (§2.6)."""
+"""Λ (docs/diagnostics.md §2.4), μ and the envelope (§2.5), time scales (§2.6)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Checks of the first-order expansion (02 §2.10): gate split, Fréchet slope 2, envelope fidelity."""
+"""Checks of the first-order expansion (docs/diagnostics.md §2.10): gate split, Fréchet slope 2, envelope fidelity."""
 import numpy as np
 import pytest
 

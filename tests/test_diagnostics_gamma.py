@@ -1,4 +1,4 @@
-"""Γ and Γ⁰ (02-diagnostics.md §2.3): prefix sums vs direct loop, numba vs NumPy, exactness of Γ⁰,
+"""Γ and Γ⁰ (docs/diagnostics.md §2.3): prefix sums vs direct loop, numba vs NumPy, exactness of Γ⁰,
 first-order accuracy O(‖E‖²), closed form of the linear constgate."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Matched statistic ψ (02 §2.7) against a direct loop; unit directions; per-lag gradients (§2.2)."""
+"""Matched statistic ψ (docs/diagnostics.md §2.7) against a direct loop; unit directions; per-lag gradients (§2.2)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Exact transport products, diagonals, spectral norms (02 §2.1, §2.8)."""
+"""Exact transport products, diagonals, spectral norms (docs/diagnostics.md §2.1, §2.8)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Matched statistic, statistic="instantaneous" (02 §2.7; the earlier code of [A]): the samples are
+"""Matched statistic, statistic="instantaneous" (docs/diagnostics.md §2.7; the earlier code of [A]): the samples are
 ψ_{b,t}(ℓ) at every counted step, b-major, checked against a direct loop and against the
 per-sequence means."""
 import numpy as np

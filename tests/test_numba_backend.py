@@ -1,4 +1,4 @@
-"""backend="numba" equals the NumPy reference (01-cells.md §1.9): every cell × option, both dtypes.
+"""backend="numba" equals the NumPy reference (docs/cells.md §1.9): every cell × option, both dtypes.
 
 Forward trace (states, read-out, gates, leak, candidate, per-step records), loss, every gradient,
 the one-step Jacobians and their diagonal: ≤ 1e−12 relative in float64, ≤ 1e−5 in float32.

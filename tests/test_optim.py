@@ -1,5 +1,5 @@
 """Optimizers: each update rule against an independent re-implementation of the textbook /
-PyTorch formulas, rates (02 §2.4), state save/restore, clipping, errors."""
+PyTorch formulas, rates (docs/diagnostics.md §2.4), state save/restore, clipping, errors."""
 
 import math
 
@@ -151,7 +151,7 @@ def test_float32_params_stay_float32():
     np.testing.assert_allclose(p["a"], 0.9, rtol=1e-6)
 
 
-# ---- rates (02 §2.4) -----------------------------------------------------------------------
+# ---- rates (docs/diagnostics.md §2.4) -----------------------------------------------------------------------
 def test_adam_rates_on_hand_built_state():
     p = {"U": np.zeros((2, 2)), "b": np.zeros(2)}
     lr, b2, eps, t = 3e-3, 0.95, 1e-6, 7

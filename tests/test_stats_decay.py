@@ -1,4 +1,4 @@
-"""lwsim.stats.decay (spec 03 §3.4–3.5): planted envelopes, AIC regime selection, master check."""
+"""lwsim.stats.decay (docs/statistics.md §3.4–3.5): planted envelopes, AIC regime selection, master check."""
 from __future__ import annotations
 
 import json

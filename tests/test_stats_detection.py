@@ -1,4 +1,4 @@
-"""lwsim.stats.detection (spec 03 §3.3, 04 §4.4): SNR rule, N̂, N*, Ĥ_N, noise floor, table."""
+"""lwsim.stats.detection (docs/statistics.md §3.3, docs/theory.md §4.4): SNR rule, N̂, N*, Ĥ_N, noise floor, table."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""lwsim.stats.stable (spec 03 §3.1, 04 §4.3): CMS sampler, κ_α, sample-mean concentration."""
+"""lwsim.stats.stable (docs/statistics.md §3.1, docs/theory.md §4.3): CMS sampler, κ_α, sample-mean concentration."""
 from __future__ import annotations
 
 import numpy as np

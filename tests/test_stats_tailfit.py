@@ -1,4 +1,4 @@
-"""lwsim.stats tail-index fits (spec 03 §3.2): table, ECF, McCulloch, bootstrap, selection rules.
+"""lwsim.stats tail-index fits (docs/statistics.md §3.2): table, ECF, McCulloch, bootstrap, selection rules.
 
 The full accuracy grid {1.1, …, 2.0} × 40 repetitions at n = 10⁵ runs with LWSIM_SLOW=1.
 """
@@ -70,7 +70,7 @@ def test_order_statistic_bootstrap_quantiles_small_n():
 
 
 def _reference_koutrouvelis(phi2, s):
-    """Straight transcription of 03 §3.2 (np.polyfit), in units where t ∈ [0.05, 3]."""
+    """Straight transcription of docs/statistics.md §3.2 (np.polyfit), in units where t ∈ [0.05, 3]."""
     t = np.linspace(0.05, 3.0, 50)
     for lo, hi, need in ((0.01, 0.95, 5), (1e-4, 0.999, 3)):
         keep = (phi2 > lo) & (phi2 < hi)

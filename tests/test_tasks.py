@@ -1,4 +1,4 @@
-"""Task generators (05 §5.1): targets recomputed independently from the inputs."""
+"""Task generators (docs/experiments.md §5.1): targets recomputed independently from the inputs."""
 
 import numpy as np
 import pytest

@@ -1,7 +1,7 @@
-"""theory.cells (spec 04 §4.1): SymPy-derived one-step maps and Jacobians.
+"""theory.cells (docs/theory.md §4.1): SymPy-derived one-step maps and Jacobians.
 
 * self-check: the derived Jacobian equals central finite differences of the lambdified update map;
-* the spec's hand-written formulas (01 §1.7), coded here in NumPy, equal the derived Jacobian;
+* the hand-written formulas of docs/cells.md §1.7, coded here in NumPy, equal the derived Jacobian;
 * lwsim: the derived map / Jacobian equal lwsim's forward step and hand-written Jacobians, for
   every cell and option and every available backend (skipped until ``lwsim.make_cell`` exists).
 """
@@ -96,14 +96,14 @@ def test_jacobian_matches_finite_differences_H3_D2(cfg, seed):
 
 
 # ----------------------------------------------------------------------------------------
-# 2. the spec's hand-written Jacobians (01 §1.7) vs the derivation
+# 2. the hand-written Jacobians of docs/cells.md §1.7 vs the derivation
 # ----------------------------------------------------------------------------------------
 def _sig(a):
     return 1.0 / (1.0 + np.exp(-a))
 
 
 def _ln_parts(a, P, ln):
-    """(LN(a), J_LN) per 01 §1.4 / §1.7; identity without LN."""
+    """(LN(a), J_LN) per docs/cells.md §1.4 / §1.7; identity without LN."""
     H = a.size
     if not ln:
         return a, np.eye(H)

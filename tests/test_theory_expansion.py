@@ -1,4 +1,4 @@
-"""theory.expansion (spec 04 §4.2): ε-expansion of Jacobian products, Γ, constant-gate
+"""theory.expansion (docs/theory.md §4.2): ε-expansion of Jacobian products, Γ, constant-gate
 transport, leaky / heavy-ball identities -- symbolic results against numerics."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _fd2(As, Bs, h):
 # ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 6])
 def test_symbolic_coefficients(n):
-    # diff-derived == expand/coeff-derived == the spec's closed form
+    # diff-derived == expand/coeff-derived == the documented closed form
     assert sp.expand(ex.first_order_coefficient(n) - ex.product_coefficient(n, 1)) == 0
     assert sp.expand(ex.first_order_coefficient(n) - ex.first_order_closed_form(n)) == 0
     assert sp.expand(ex.second_order_coefficient(n) - ex.product_coefficient(n, 2)) == 0
@@ -295,7 +295,7 @@ def test_lag_schedule_and_time_constant(s, m):
         np.testing.assert_allclose(np.diag(np.linalg.matrix_power((1 - s) * np.eye(m), L)),
                                    mu(s, L), rtol=1e-12)
     np.testing.assert_allclose(mu(s, ells), np.exp(-ells / tau), rtol=1e-10)
-    # the OLS fit of 02 §2.6 (log μ = a + bℓ, τ = −1/b) recovers τ
+    # the OLS fit of docs/diagnostics.md §2.6 (log μ = a + bℓ, τ = −1/b) recovers τ
     b = np.polyfit(ells, np.log(mu(s, ells)), 1)[0]
     np.testing.assert_allclose(-1 / b, tau, rtol=1e-8)
     assert sp.limit(ex.time_constant() * ex.s, ex.s, 0) == 1  # τ ≈ 1/s for small s

@@ -1,4 +1,4 @@
-"""theory.planted (spec 04 §4.4): the planted-model theory checker.
+"""theory.planted (docs/theory.md §4.4): the planted-model theory checker.
 
 X = c f(ℓ) + SαS(α, σ) per lag → lwsim's pipeline (tail fit, SNR rule, N̂(ℓ), Ĥ_N) → compared with
 the SymPy-derived H_N and growth exponent. Stated tolerances (theory/planted.py, measured on

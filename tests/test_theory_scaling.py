@@ -1,4 +1,4 @@
-"""theory.scaling (spec 03 §3.3, 04 §4.4): sample complexity and the learnability window."""
+"""theory.scaling (docs/statistics.md §3.3, docs/theory.md §4.4): sample complexity and the learnability window."""
 from __future__ import annotations
 
 import importlib
@@ -60,7 +60,7 @@ def test_window_solves_threshold_equation(d):
 
 
 def test_window_matches_spec_table():
-    """The derived H_N equals the closed forms of the 04 §4.4 table."""
+    """The derived H_N equals the closed forms of the docs/theory.md §4.4 table."""
     N, k, C, A = sc.N, sc.kappa, sc.C, sc.A
     table = {
         "exponential": (1 / sc.lam) * (sp.log(C / A) + sp.log(N) / k),

@@ -1,4 +1,4 @@
-"""theory.stable (spec 04 §4.3): κ_α and the SαS sample-mean scale σ N^{−1/κ_α}."""
+"""theory.stable (docs/theory.md §4.3): κ_α and the SαS sample-mean scale σ N^{−1/κ_α}."""
 from __future__ import annotations
 
 import importlib

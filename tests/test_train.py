@@ -1,4 +1,4 @@
-"""Training loop (05 §5.2): modes A/B, validation, checkpoints, best-checkpoint restore,
+"""Training loop (docs/experiments.md §5.2): modes A/B, validation, checkpoints, best-checkpoint restore,
 determinism, save/load round trip, errors; and real cells learning multilag and adding."""
 
 import json

@@ -1,16 +1,16 @@
-"""theory: SymPy derivations behind lwsim (spec 04-theory.md).
+"""theory: SymPy derivations behind lwsim (docs/theory.md).
 
 Framework-free (SymPy + NumPy only). Every closed form is *derived* (solve, series, expand, diff,
-rsolve) from the definitions in the spec, exported as a SymPy expression and as a lambdified
+rsolve) from the definitions in docs/, exported as a SymPy expression and as a lambdified
 NumPy function, and checked against numerics / lwsim by ``tests/test_theory_*.py``.
 
 Modules (imported lazily-cheap: nothing is derived at import time, derivations are cached):
 
-* :mod:`theory.cells`     symbolic update maps and exact Jacobians of every cell (04 §4.1)
+* :mod:`theory.cells`     symbolic update maps and exact Jacobians of every cell (docs/theory.md §4.1)
 * :mod:`theory.expansion` ε-expansion of Jacobian products, Γ, constant-gate transport,
-  leaky / heavy-ball identities (04 §4.2)
-* :mod:`theory.stable`    κ_α and the SαS sample-mean scale (04 §4.3)
-* :mod:`theory.scaling`   sample complexity and learnability window H_N (04 §4.4)
+  leaky / heavy-ball identities (docs/theory.md §4.2)
+* :mod:`theory.stable`    κ_α and the SαS sample-mean scale (docs/theory.md §4.3)
+* :mod:`theory.scaling`   sample complexity and learnability window H_N (docs/theory.md §4.4)
 * :mod:`theory.report`    every result as LaTeX (``python -m theory``)
 """
 from . import cells, expansion, scaling, stable

@@ -1,10 +1,10 @@
-"""Symbolic one-step update maps and exact Jacobians of lwsim's cells (spec 01, 04 §4.1).
+"""Symbolic one-step update maps and exact Jacobians of lwsim's cells (docs/cells.md, docs/theory.md §4.1).
 
-Every cell of ``01-cells.md`` is written down *once*, as its update equations, with symbolic
+Every cell of ``docs/cells.md`` is written down *once*, as its update equations, with symbolic
 weights whose element names follow ``docs/conventions.md`` (``W_h[0,1]``, ``b_x[0]``, ...).
 The Jacobian ∂h_t/∂h_{t−1} (for the LSTM the 2H×2H Jacobian of the state (h, c)) is obtained by
 SymPy differentiation of that update map -- it is never written by hand here -- so it is an
-independent check of lwsim's hand-written Jacobians (01 §1.7).
+independent check of lwsim's hand-written Jacobians (docs/cells.md §1.7).
 
 Public API
 ----------
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 CELLS = ("rnn", "constgate", "sharedgate", "diaggate", "gru", "lstm")
-#: LayerNorm epsilon of 01 §1.4, kept exact (1e-5 = 1/100000) in the symbolic map.
+#: LayerNorm epsilon of docs/cells.md §1.4, kept exact (1e-5 = 1/100000) in the symbolic map.
 LN_EPS = sp.Rational(1, 100000)
 
 
@@ -81,7 +81,7 @@ def param_shapes(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bia
             shp[f"b_{g}"] = (H,)
     elif cell == "gru":  # torch
         if layernorm:
-            raise ValueError("LayerNorm is not available for gru convention 'torch' (01 §1.4)")
+            raise ValueError("LayerNorm is not available for gru convention 'torch' (docs/cells.md §1.4)")
         for g in ("ir", "iz", "in"):
             shp[f"W_{g}"] = (H, D)
         for g in ("hr", "hz", "hn"):
@@ -103,7 +103,7 @@ def param_shapes(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bia
 
 
 def configurations(H: int = 2, D: int = 1):
-    """Every (cell, convention, layernorm, bias) combination of 01-cells.md (26 in all)."""
+    """Every (cell, convention, layernorm, bias) combination of docs/cells.md (26 in all)."""
     out = []
     for cell in CELLS:
         convs = ("cho", "torch") if cell == "gru" else ("cho",)
@@ -212,7 +212,7 @@ def _to_s(s) -> sp.Expr:
 
 
 # --------------------------------------------------------------------------------------------
-# the update maps (01 §1.1–1.3), written once
+# the update maps (docs/cells.md §1.1–1.3), written once
 # --------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def _update_map(cell: str, H: int, D: int, layernorm: bool, bias: bool, convention: str,

@@ -1,4 +1,4 @@
-"""First-order (Fréchet) expansion of Jacobian products and [B]'s identities (spec 04 §4.2).
+"""First-order (Fréchet) expansion of Jacobian products and [B]'s identities (docs/theory.md §4.2).
 
 Everything is derived by SymPy from definitions:
 
@@ -7,7 +7,7 @@ Everything is derived by SymPy from definitions:
   expansion);
 * the diagonal-leak specialisation Π_j (d_j + r_j): ``series`` in a scaling ε of the r_j for a
   concrete n, and for a generic n by differentiating the log-space form
-  exp(Σ_j log(d_j + εr_j)) (which is also 02 §2.3's prefix-sum formula);
+  exp(Σ_j log(d_j + εr_j)) (which is also docs/diagnostics.md §2.3's prefix-sum formula);
 * the linearised constant-gate transport ((1−s)I + sW)^ℓ with a commuting scalar stand-in w for W:
   first order by ``series``; the general binomial coefficient by an induction step (``diff``)
   solved with ``rsolve``; the remainder as the Σ_{k≥2} tail;
@@ -125,7 +125,7 @@ def second_order_coefficient(n: int) -> sp.Expr:
 
 
 def first_order_closed_form(n: int) -> sp.Expr:
-    """The spec's statement L₁ = Σ_i (Π_{j<i} A_j) B_i (Π_{j>i} A_j), built for comparison
+    """The documented statement L₁ = Σ_i (Π_{j<i} A_j) B_i (Π_{j>i} A_j), built for comparison
     with the derivations (tests check they are identical)."""
     A, B = _nc_symbols(n)
     return sp.Add(*[sp.Mul(*A[:i], B[i], *A[i + 1:]) for i in range(n)])
@@ -204,7 +204,7 @@ def product_numeric(As, Bs, epsilon: float) -> np.ndarray:
 
 
 # ============================================================================================
-# 2. diagonal-leak specialisation: Γ of 02 §2.3
+# 2. diagonal-leak specialisation: Γ of docs/diagnostics.md §2.3
 # ============================================================================================
 @dataclass(frozen=True)
 class GammaExpansion:
@@ -234,7 +234,7 @@ def gamma_expansion(n: int) -> GammaExpansion:
 
 @functools.lru_cache(maxsize=None)
 def gamma_general():
-    """Generic-n derivation in log space (02 §2.3's prefix-sum form): with
+    """Generic-n derivation in log space (docs/diagnostics.md §2.3's prefix-sum form): with
     F(ε) = exp(Σ_j log(d_j + εr_j)), F(0) + εF'(0) at ε = 1 gives
     exp(Σ log d_j) · (1 + Σ r_j/d_j) = Π d_j (1 + Σ r_j/d_j).
 

@@ -1,4 +1,4 @@
-"""The planted-model theory checker (spec 04 §4.4): lwsim's detection pipeline vs the derived H_N.
+"""The planted-model theory checker (docs/theory.md §4.4): lwsim's detection pipeline vs the derived H_N.
 
 Planted model. For an envelope law f (``"exponential"`` C e^{−λℓ}, ``"power"`` C ℓ^{−β},
 ``"logarithmic"`` C (log ℓ)^{−γ}) and a lag grid, the matched statistic at lag ℓ is simulated as
@@ -32,7 +32,7 @@ exceeds N_cap gets a grid cut at N_cap (``edge_ok`` False: the window stops shor
 
 Comparison (:meth:`PlantedCheck.verdict`). Lags are compared by their *index* in the lag grid
 (one lag step = the grid resolution; 1 for an integer grid); the derived expectation for an N is
-the grid version of H_N, max{ℓ in lags : ℓ ≤ H_N} (0 if none), as 03 §3.3 reports Ĥ_N.
+the grid version of H_N, max{ℓ in lags : ℓ ≤ H_N} (0 if none), as docs/statistics.md §3.3 reports Ĥ_N.
 
 * ``frac_resolution``: fraction of N points with |index(Ĥ_N) − index(H_N)| ≤ 1 lag step;
   required ≥ 0.9 (``RES_FRAC``) for α ≥ 1.2 (``ALPHA_STRICT``).
@@ -43,7 +43,7 @@ the grid version of H_N, max{ℓ in lags : ℓ ≤ H_N} (0 if none), as 03 §3.3
   band is wide (dκ/dα = −1/(α−1)²); at α = 2 it is the resolution.
 * growth exponent (:func:`growth_fit`): Ĥ_N is monotone in N; where it steps up between N_{j−1}
   and N_j the window crossed lag Ĥ_j there (geometric midpoint). Least squares of the growth
-  quantity of 04 §4.4 (theory.scaling ``growth_quantity``) against log N at those crossings:
+  quantity of docs/theory.md §4.4 (theory.scaling ``growth_quantity``) against log N at those crossings:
     exponential  Ĥ_N           vs log N  → slope 1/(λκ)
     power        log Ĥ_N       vs log N  → slope 1/(κβ)
     logarithmic  log log Ĥ_N   vs log N  → slope 1/(κγ)
@@ -273,7 +273,7 @@ def exponent_tolerance(alpha, d_alpha=EXP_D_ALPHA, base=EXP_BASE):
 
 @dataclasses.dataclass(frozen=True)
 class PlantedCheck:
-    """Planted-model check of 04 §4.4 (module docstring). Arrays over the N grid unless noted."""
+    """Planted-model check of docs/theory.md §4.4 (module docstring). Arrays over the N grid unless noted."""
     law: str
     param_name: str
     param: float
@@ -362,7 +362,7 @@ class PlantedCheck:
 def planted_check(law, alpha, params=None, sigma=1.0, c=None, n_lags=40, lags=None,
                   n_samples=20000, n_grid=None, eps=EPS, seed=0, margin=MARGIN, n_points=N_POINTS,
                   d_alpha=D_ALPHA, d_A=D_A, method="auto", anchor="center") -> PlantedCheck:
-    """Run the planted model of 04 §4.4 once and compare it with the derived theory.
+    """Run the planted model of docs/theory.md §4.4 once and compare it with the derived theory.
 
     law: "exponential" | "power" | "logarithmic"; params: None (DEFAULT_PARAMS), the law's
     parameter value, or {"lam"|"beta"|"gamma": value, "C": value (default 1)}; lags: default

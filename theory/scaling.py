@@ -1,4 +1,4 @@
-"""Sample complexity and the learnability window (spec 03 §3.3, 04 §4.4), derived with SymPy.
+"""Sample complexity and the learnability window (docs/statistics.md §3.3, docs/theory.md §4.4), derived with SymPy.
 
 Detection rule: lag ℓ is detectable with N samples iff SNR = |m(ℓ)| N^{1/κ}/σ > ε, with the
 signal m(ℓ) = c f(ℓ). Solving SNR = ε for N gives the sample complexity
@@ -84,7 +84,7 @@ def A_definition() -> sp.Expr:
 
 
 def snr(law: str) -> sp.Expr:
-    """SNR(ℓ, N) = c f(ℓ) N^{1/κ}/σ (03 §3.3 with m = c f)."""
+    """SNR(ℓ, N) = c f(ℓ) N^{1/κ}/σ (docs/statistics.md §3.3 with m = c f)."""
     return c * envelope(law) * N ** (1 / kappa) / sigma
 
 

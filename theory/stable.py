@@ -1,4 +1,4 @@
-"""Heavy tails and concentration (spec 04 §4.3), derived from the characteristic function.
+"""Heavy tails and concentration (docs/theory.md §4.3), derived from the characteristic function.
 
 A symmetric α-stable (SαS) variable with scale σ has φ(t) = exp(−σ^α |t|^α), 1 < α ≤ 2.
 The mean of N i.i.d. copies has φ_N(t) = φ(t/N)^N; writing φ_N(t) = exp(−σ_N^α |t|^α) and

@@ -1,4 +1,4 @@
-"""backend="cupy": the NumPy reference running unchanged on the GPU (01-cells.md §1.9).
+"""backend="cupy": the NumPy reference running unchanged on the GPU (docs/cells.md §1.9).
 
 The reference (:mod:`lwsim.reference`) is written against an array module, so this backend moves
 the validated inputs to the device, runs it with ``xp = cupy`` and returns NumPy arrays of the

@@ -1,4 +1,4 @@
-"""The six cells of 01-cells.md, one per file: rnn, constgate, sharedgate, diaggate, gru, lstm."""
+"""The six cells of docs/cells.md, one per file: rnn, constgate, sharedgate, diaggate, gru, lstm."""
 from .base import BACKENDS, CELL_NAMES, SCHEMES, Cell, make_cell
 
 __all__ = ["BACKENDS", "CELL_NAMES", "SCHEMES", "Cell", "make_cell"]

@@ -1,7 +1,7 @@
-"""The candidate h̃_t = tanh(LN(a_t)), a_t = W_x x_t + b_x + W_h h_{t−1} (01-cells.md §1.1, §1.4).
+"""The candidate h̃_t = tanh(LN(a_t)), a_t = W_x x_t + b_x + W_h h_{t−1} (docs/cells.md §1.1, §1.4).
 
 Shared by rnn, constgate, sharedgate and diaggate: forward, backward (VJP), Jacobian
-diag(h̃') J_LN W_h (§1.7), its diagonal, and the forward-mode tangent (02 §2.7).
+diag(h̃') J_LN W_h (§1.7), its diagonal, and the forward-mode tangent (docs/diagnostics.md §2.7).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pieces shared by the cells: logistic gate, affine maps, LayerNorm (01-cells.md §1.4, §1.7).
+"""Pieces shared by the cells: logistic gate, affine maps, LayerNorm (docs/cells.md §1.4, §1.7).
 
 Everything here is written against an array module ``xp`` (NumPy or CuPy) and is vectorised
 over the batch: vectors are (B, H), matrices (H, K) act on the last axis (``v @ W.T``).

@@ -1,4 +1,4 @@
-"""The gated-leak family h_t = (1 − s_t) ⊙ h_{t−1} + s_t ⊙ h̃_t (01-cells.md §1.1, §1.7).
+"""The gated-leak family h_t = (1 − s_t) ⊙ h_{t−1} + s_t ⊙ h̃_t (docs/cells.md §1.1, §1.7).
 
 rnn (s ≡ 1), constgate (s fixed), sharedgate (scalar s_t) and diaggate (s_t ∈ (0,1)^H) differ only
 in their gate; each cell file supplies a ``Gate`` with forward / backward / Jacobian term /

@@ -1,4 +1,4 @@
-"""The public cell object (01-cells.md §1.4–1.9): options, parameters, initialisation, backends.
+"""The public cell object (docs/cells.md §1.4–1.9): options, parameters, initialisation, backends.
 
 ``lwsim.make_cell(name, ...)`` returns a :class:`Cell`; its methods check their input and
 dispatch to a backend: "numpy" (the reference, :mod:`lwsim.reference`), "numba" (fused CPU
@@ -40,7 +40,7 @@ def _orthogonal(rng, shape):
 
 
 class Cell:
-    """One recurrent cell with its options (01-cells.md §1.4). Build with :func:`make_cell`."""
+    """One recurrent cell with its options (docs/cells.md §1.4). Build with :func:`make_cell`."""
 
     def __init__(self, name, n_in, n_hidden, n_out=1, *, layernorm=False, bias=True,
                  readout="every", dtype="float64", s=0.05, convention="cho"):
@@ -77,7 +77,7 @@ class Cell:
 
     @property
     def recurrent_keys(self):
-        """The recurrent H×H matrices (02-diagnostics.md §2.4)."""
+        """The recurrent H×H matrices (docs/diagnostics.md §2.4)."""
         return self.kind.recurrent_keys(self)
 
     @property
@@ -95,7 +95,7 @@ class Cell:
 
     # ------------------------------------------------------------------ initialisation, §1.5
     def init_params(self, seed=0, scheme="paper_a", s0=0.05, f0=0.95, sigma_w=0.2):
-        """Parameters as a dict of NumPy arrays (01-cells.md §1.5); same seed, same bits.
+        """Parameters as a dict of NumPy arrays (docs/cells.md §1.5); same seed, same bits.
 
         paper_a: non-gate matrices (semi-)orthogonal, biases 0; gate weights zero with the gate bias
         at logit(s0) (gru: update gate; "torch" convention logit(1 − s0), since its z is the
@@ -215,7 +215,7 @@ class Cell:
         return be, self.check_params(params), self.check_x(x)
 
     def forward(self, params, x, backend="numpy"):
-        """Forward pass → :class:`lwsim.reference.Trace` (01-cells.md §1.9)."""
+        """Forward pass → :class:`lwsim.reference.Trace` (docs/cells.md §1.9)."""
         be, p, x = self._prepare(params, x, backend)
         return be.forward(self, p, x)
 
@@ -237,7 +237,7 @@ class Cell:
         return be.jacobians(self, p, x, diagonal=True)
 
     def lag_gradients(self, params, x, y, max_lag=None, backend="numpy", mask=None):
-        """Per-lag gradients g_ℓ, ℓ = 0 … max_lag (02-diagnostics.md §2.2): (L, [dict, ...]).
+        """Per-lag gradients g_ℓ, ℓ = 0 … max_lag (docs/diagnostics.md §2.2): (L, [dict, ...]).
 
         Σ_ℓ g_ℓ equals the BPTT gradient (read-out parameters are counted at ℓ = 0).
         """
@@ -249,7 +249,7 @@ class Cell:
         return be.lag_gradients(self, p, x, y, mask, max_lag)
 
     def tangents(self, params, x, direction, backend="numpy"):
-        """Forward-mode v_t = (∂h_t/∂θ)[w], t = 0 … T: (T+1, B, S) (02-diagnostics.md §2.7)."""
+        """Forward-mode v_t = (∂h_t/∂θ)[w], t = 0 … T: (T+1, B, S) (docs/diagnostics.md §2.7)."""
         be, p, x = self._prepare(params, x, backend)
         dp = self.check_params(direction)
         return be.tangents(self, p, x, dp)
@@ -309,7 +309,7 @@ class _NumpyBackend:
 
 
 def make_cell(name, n_in, n_hidden, n_out=1, **options):
-    """Build a cell (01-cells.md §1.9). Options: layernorm, bias, readout, dtype, s, convention."""
+    """Build a cell (docs/cells.md §1.9). Options: layernorm, bias, readout, dtype, s, convention."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, one of {CELL_NAMES}")
     return Cell(name, n_in, n_hidden, n_out, **options)

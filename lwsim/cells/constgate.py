@@ -1,4 +1,4 @@
-"""ConstGate, the leaky integrator (01-cells.md §1.1, §1.7).
+"""ConstGate, the leaky integrator (docs/cells.md §1.1, §1.7).
 
   h_t = (1 − s) h_{t−1} + s tanh(LN(W_x x_t + b_x + W_h h_{t−1})),  s ∈ (0, 1] fixed, not trained
   J_t = (1 − s) I + s diag(h̃') J_LN W_h,   leak d = 1 − s,   time constant τ = −1/log(1 − s)

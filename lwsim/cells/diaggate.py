@@ -1,4 +1,4 @@
-"""DiagGate, the multi-gate: one gate per neuron (01-cells.md §1.1, §1.7).
+"""DiagGate, the multi-gate: one gate per neuron (docs/cells.md §1.1, §1.7).
 
   s_t = σ(W_s x_t + b_s + U_s h_{t−1}) ∈ (0, 1)^H,  U_s a full H×H matrix
   h_t = (1 − s_t) ⊙ h_{t−1} + s_t ⊙ h̃_t,   h̃_t = tanh(LN(W_x x_t + b_x + W_h h_{t−1}))

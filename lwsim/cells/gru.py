@@ -1,4 +1,4 @@
-"""GRU in two conventions (01-cells.md §1.2, §1.7). Option ``convention``.
+"""GRU in two conventions (docs/cells.md §1.2, §1.7). Option ``convention``.
 
 "cho" (default, [A]): reset before the recurrent matrix, update gate multiplies the candidate
   z_t = σ(W_z x_t + b_z + U_z h_{t−1}),  r_t = σ(W_r x_t + b_r + U_r h_{t−1})

@@ -1,4 +1,4 @@
-"""LSTM: torch.nn.LSTM equations plus optional LayerNorm on g (01-cells.md §1.3, §1.7).
+"""LSTM: torch.nn.LSTM equations plus optional LayerNorm on g (docs/cells.md §1.3, §1.7).
 
   i_t, f_t, o_t = σ(W_· x_t + b_· + U_· h_{t−1}),   g_t = tanh(LN(W_g x_t + b_g + U_g h_{t−1}))
   c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t,   h_t = o_t ⊙ tanh(c_t)            cell-path leak d_t = f_t

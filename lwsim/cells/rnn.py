@@ -1,9 +1,9 @@
-"""Plain Elman RNN (01-cells.md §1.1, §1.7).
+"""Plain Elman RNN (docs/cells.md §1.1, §1.7).
 
   a_t = W_x x_t + b_x + W_h h_{t−1},   h_t = tanh(LN(a_t))
   J_t = ∂h_t/∂h_{t−1} = diag(h̃') J_LN W_h
 
-No gate and no leak: only exact transports apply to it (02 §2.3).
+No gate and no leak: only exact transports apply to it (docs/diagnostics.md §2.3).
 """
 from ._leaky import LeakyCell
 

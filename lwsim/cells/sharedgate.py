@@ -1,4 +1,4 @@
-"""SharedGate, one scalar gate per sequence and step (01-cells.md §1.1, §1.7).
+"""SharedGate, one scalar gate per sequence and step (docs/cells.md §1.1, §1.7).
 
   s_t = σ(w_sᵀ x_t + b_s + u_sᵀ h_{t−1}) ∈ (0, 1)
   h_t = (1 − s_t) h_{t−1} + s_t h̃_t,   h̃_t = tanh(LN(W_x x_t + b_x + W_h h_{t−1}))

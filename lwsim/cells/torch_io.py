@@ -1,4 +1,4 @@
-"""PyTorch state-dict layouts ↔ lwsim parameters (01-cells.md §1.9), without importing torch.
+"""PyTorch state-dict layouts ↔ lwsim parameters (docs/cells.md §1.9), without importing torch.
 
 torch.nn.GRU stacks its gates as (r, z, n), torch.nn.LSTM as (i, f, g, o), each block H rows:
 weight_ih_l0 (G·H, D), weight_hh_l0 (G·H, H), bias_ih_l0 and bias_hh_l0 (G·H).

@@ -1,7 +1,7 @@
-"""Diagnostics of 02-diagnostics.md: transports, Γ, Λ, μ, envelopes, time scales, matched
+"""Diagnostics of docs/diagnostics.md: transports, Γ, Λ, μ, envelopes, time scales, matched
 statistic, [B]'s effective-LR profile and anisotropy, and the checks of the first-order expansion.
 
-| spec | module | main functions |
+| docs/diagnostics.md | module | main functions |
 |---|---|---|
 | §2.1, §2.8 | :mod:`.transport` | iterate_products, transport_diagonals, transport_norms, neuron_transport_diagonals |
 | §2.2 | :mod:`.lag_gradients` | lag_gradient_profile |

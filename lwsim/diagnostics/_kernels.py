@@ -1,4 +1,4 @@
-"""numba kernels for the hot loops of the diagnostics (02-diagnostics.md §2.3, §2.5, §2.7).
+"""numba kernels for the hot loops of the diagnostics (docs/diagnostics.md §2.3, §2.5, §2.7).
 
 Deterministic: serial loops (no prange, no fastmath), so results do not depend on threads.
 Layout: per-step arrays are (B, T, H) float64, index t − 1 for step t; states/tangents
@@ -106,7 +106,7 @@ def envelope_accumulate(d, rd, e, lam, lags, order, acc_mu, acc_g0, cnt):
 @njit(cache=True)
 def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
     """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
-    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (02 §2.7). Tiled like envelope_accumulate."""
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7). Tiled like envelope_accumulate."""
     B, T, H = d.shape
     n = lags.shape[0]
     lmax_all = lags[n - 1]

@@ -1,6 +1,6 @@
 """Shared helpers of :mod:`lwsim.diagnostics`: argument checks, chunking, progress, conversions.
 
-Index conventions used by every module (02-diagnostics.md, docs/conventions.md):
+Index conventions used by every module (docs/diagnostics.md, docs/conventions.md):
 
 - time t = 1 … T; the array index of a per-step quantity (leak, gates, J, Γ) is t − 1;
   states h (T+1, B, H) keep h_0 at index 0;
@@ -104,7 +104,7 @@ def progress_iter(iterable, total, desc, progress, min_total=2):
 
 def need_gated(cell, what):
     if cell.name == "rnn":
-        raise ValueError(f"{what} needs a leak d_t: cell 'rnn' has none (02 §2.3); "
+        raise ValueError(f"{what} needs a leak d_t: cell 'rnn' has none (docs/diagnostics.md §2.3); "
                          "use the exact transports (lwsim.diagnostics.transport) instead")
 
 

@@ -1,4 +1,4 @@
-"""[B] Anisotropy of transport and of updates, S2 (02-diagnostics.md §2.9).
+"""[B] Anisotropy of transport and of updates, S2 (docs/diagnostics.md §2.9).
 
 Jacobian products: for each lag h in {1, 2, 4, 8, 12, 16, 24, 32, 40} sample (b, t, k = t − h)
 triples (k ≥ 1, independently per lag, from ``seed``), take the singular values σ of M_{t,k} and
@@ -198,7 +198,7 @@ def gradient_anisotropy(cell, params, x, y, *, r=10, rtol=1e-8, rates=None, back
                         progress=True, conventions="lwsim"):
     """AI, CE, PR of the per-example gradient covariance over the batch (§2.9; [B] uses M = 256).
 
-    ``rates`` (optional, an extension of the spec): a per-parameter rates dict (``opt.rates()``);
+    ``rates`` (optional, beyond [B]'s definition): a per-parameter rates dict (``opt.rates()``);
     each per-example gradient is then replaced by the update direction λ ⊙ g before the metrics
     (a scalar rate changes nothing, the rows are normalised).
     """

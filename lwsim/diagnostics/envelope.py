@@ -1,4 +1,4 @@
-"""Effective learning rates μ = Λ Γ and the envelope f(ℓ) (02-diagnostics.md §2.5).
+"""Effective learning rates μ = Λ Γ and the envelope f(ℓ) (docs/diagnostics.md §2.5).
 
     μ^{(q)}_{b,t,ℓ} = Λ^{(q)}_ℓ(b, t−ℓ) Γ^{(q)}_{b,t,ℓ}
     f(ℓ)       = ⟨Σ_q |μ^{(q)}_{t,ℓ}|⟩                      over valid (b, t), t − ℓ ≥ 1

@@ -1,4 +1,4 @@
-"""Checks of the first-order expansion (02-diagnostics.md §2.10).
+"""Checks of the first-order expansion (docs/diagnostics.md §2.10).
 
 [B] Fréchet check. Along a trajectory split each exact Jacobian J_j = A_j + B_j, B_j the
 gate-derivative term (the part of J_j through the gates' dependence on h_{j−1}), A_j the rest:

@@ -1,4 +1,4 @@
-"""First-order per-neuron transport factor Γ and zero-order Γ⁰ (02-diagnostics.md §2.3).
+"""First-order per-neuron transport factor Γ and zero-order Γ⁰ (docs/diagnostics.md §2.3).
 
 Split the one-step Jacobian J_j = diag(d_j) + E_j, d_j the leak (constgate/sharedgate/diaggate
 1 − s_j; gru "cho" 1 − z_j; gru "torch" z_j; lstm f_j on the cell path) and r_j = diag(J_j) − d_j.
@@ -16,7 +16,7 @@ c_j), and Γ, Γ⁰ are multiplied by the read-out e_t = o_t ⊙ (1 − tanh² c
 (``readout``). e_0 = 0 (h_0 is fixed). The exact counterpart is the diagonal of the total
 cell-path transport ∂h_t/∂c_k = [M_{t,k}]_hh diag(e_k) + [M_{t,k}]_hc (see transport.py); with
 U_o = 0 Γ matches it to first order, with U_o ≠ 0 it omits the first-order read-out term through
-the output gate at step t (the spec's formula, kept as written).
+the output gate at step t (the formula of docs/diagnostics.md §2.3, kept as written).
 
 The plain rnn has no leak: Γ raises ValueError for it; only exact transports apply.
 

@@ -1,4 +1,4 @@
-"""Per-lag gradients g_ℓ = Σ_t δ_tᵀ M_{t,t−ℓ} B_{t−ℓ} and their norms (02-diagnostics.md §2.2).
+"""Per-lag gradients g_ℓ = Σ_t δ_tᵀ M_{t,t−ℓ} B_{t−ℓ} and their norms (docs/diagnostics.md §2.2).
 
 A thin layer over ``cell.lag_gradients`` (which implements the exact decomposition; read-out
 parameters are counted at ℓ = 0 so that Σ_ℓ g_ℓ equals BPTT for every key): adds per-lag norms

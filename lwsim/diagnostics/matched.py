@@ -1,4 +1,4 @@
-"""Matched statistic ψ: evidence for a dependency at lag ℓ (02-diagnostics.md §2.7).
+"""Matched statistic ψ: evidence for a dependency at lag ℓ (docs/diagnostics.md §2.7).
 
     δ_t = (ŷ_t − y_t) W_out                     ∈ R^H   (direct error, readout W_out: conventions)
     v_t = (∂h_t/∂θ)[w]                           forward-mode tangent (``cell.tangents``) along a

@@ -1,4 +1,4 @@
-"""[B] effective-learning-rate profile over lags, S1 (02-diagnostics.md §2.8).
+"""[B] effective-learning-rate profile over lags, S1 (docs/diagnostics.md §2.8).
 
     S_{t,k} = ‖M_{t,k}‖₂ (exact largest singular value) over a probe batch,
     μ̃(h) = median_{t−k=h} S / median_{t−k=1} S.

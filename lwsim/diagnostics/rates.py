@@ -1,4 +1,4 @@
-"""Optimizer base rates Λ: Rayleigh-quotient projection of the preconditioner (02-diagnostics.md §2.4).
+"""Optimizer base rates Λ: Rayleigh-quotient projection of the preconditioner (docs/diagnostics.md §2.4).
 
 Per-parameter rates λ on each recurrent H×H matrix U (``cell.recurrent_keys``) come from the
 optimizer (``opt.rates()``: Adam/AdamW λ = η/(sqrt(v̂) + ε), RMSprop λ = η/(sqrt(v) + ε),

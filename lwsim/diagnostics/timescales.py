@@ -1,4 +1,4 @@
-"""Time-scale spectrum τ_q of the effective learning rates (02-diagnostics.md §2.6).
+"""Time-scale spectrum τ_q of the effective learning rates (docs/diagnostics.md §2.6).
 
     m_q(ℓ) = ⟨|μ^{(q)}_{t,ℓ}|⟩,   OLS  log m_q(ℓ) = a_q + b_q ℓ  over the positive points (≥ 5),
     τ_q = −1/b_q  (∞ if b_q ≥ 0),  with R².

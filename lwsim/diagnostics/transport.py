@@ -1,4 +1,4 @@
-"""Exact transport products and their diagonals and spectral norms (02-diagnostics.md §2.1, §2.8).
+"""Exact transport products and their diagonals and spectral norms (docs/diagnostics.md §2.1, §2.8).
 
     M_{t,k} = J_t J_{t−1} ⋯ J_{k+1}   (lag ℓ = t − k, M_{t,t} = I),  J_t = ∂h_t/∂h_{t−1}
 

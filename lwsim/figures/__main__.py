@@ -1,4 +1,4 @@
-"""python -m lwsim.figures: reproduce every figure of both papers (05-experiments.md §5.3–5.5).
+"""python -m lwsim.figures: reproduce every figure of both papers (docs/experiments.md §5.3–5.5).
 
   python -m lwsim.figures [--preset quick|paper|smoke] [--only A2,B7] [--jobs N] [--out DIR]
                           [--backend numba|numpy|cupy] [--force] [--cache DIR]

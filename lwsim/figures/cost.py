@@ -11,16 +11,28 @@ fwd = 2 G H (H + D) + 12 G H; a training step fwd + backward ≈ 3 fwd):
     stats        tail fits and bootstraps: n_lags · samples · (|N grid| + methods · n_boot / 100),
                  samples = n_diag (or n_diag T for the "instantaneous" statistic, capped by
                  fit_subsample)
-    1            a fixed cost per run
+    steps        sequence time steps stepped through (training and diagnostics), whatever the
+                 cell: the per-step cost of the time loop (dispatch, element-wise updates) that
+                 does not grow with the gate count G, which dominates at small H (at H 8–32 an
+                 LSTM step costs ~1.3×, not 4×, a ConstGate step)
+    1            a fixed cost per run (set-up: task, data, cell, result arrays; and the
+                 decay-law fits of a_main / a_conventions, whose Nelder–Mead refinement takes a
+                 data-dependent 0.1–2 s per fit whatever the sizes)
 
-(no separate per-step term: optimizer steps are proportional to the training work at fixed
-sizes, so such a term is not identifiable from the probes and extrapolates badly) and the
-predicted wall time of a run is  seconds = Σ_term work[term] · c[experiment][term],
+a_conventions (docs/fidelity.md) trains like a_main, then runs the envelope, the matched
+statistic and the detection table once per convention (2×; the "author" envelope in NumPy),
+plus the transport factors of 16 sequences under both conventions: its own terms and rates.
+
+The predicted core-seconds of a run are  seconds = Σ_term work[term] · c[experiment][term],
 the coefficients c (seconds per unit) fitted once on this machine by ``--calibrate``: it times a
 few probe runs of each experiment (its smoke run, and PROBES: the quick preset's sizes, each term
-varied on its own) in one process warmed up by the whole smoke preset, with one numba thread
-(numba compilation excluded; it is paid once per worker process, ``startup_s``), and solves a
-non-negative least-squares fit in relative error. An experiment without a model (a new one) is
+varied on its own; a wider cell (G) or a larger H at a fixed number of steps separates the FLOP
+terms from ``steps``, which would otherwise be confounded) in one process warmed up by the whole smoke
+preset, with one numba thread (numba compilation excluded; it is paid once per worker process,
+``startup_s``), as CPU time of the process (core-seconds, unaffected by other processes sharing
+the cores; the fastest of 2–5 repeats of a short probe), and solves a least-squares fit in relative
+error with c ≥ 0, and c ≥ 1 / (this core's measured GEMM rate) for the FLOP terms (train, diag):
+no operation runs faster than a dense matrix product, so paper-size estimates cannot collapse. An experiment without a model (a new one) is
 estimated with a_main's model when its configuration has a_main's keys or, failing that, as the
 median fixed cost, and flagged ``generic``. The model is linear in the operation counts: rates
 measured at the quick preset's sizes are extrapolated to the paper's (larger H runs faster per
@@ -33,6 +45,7 @@ sequences, never holding (K, lags, sequences, T) at once) and the per-sequence o
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -46,7 +59,7 @@ CALIBRATION_FILE = "calibration.json"
 CHUNK = 16                      # diagnostics' default sequence chunk (lwsim.diagnostics)
 BASELINE_BYTES = 300e6          # Python + NumPy + numba + lwsim imported
 GATES = {"rnn": 1, "constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}
-TERMS = ("one", "train", "diag", "stats")
+TERMS = ("one", "train", "diag", "stats", "steps")
 
 
 def _fwd(c, cell=None):
@@ -67,7 +80,21 @@ def _a_main(c):
     methods = c.get("tail_methods", ["auto"])
     return {"one": 1.0, "train": epochs * (3 * n_train + n_val) * T * f,
             "diag": n_diag * T * (2 * f + 6 * L * H) + n_diag * T * (2 * f + K * (3 * f + 8 * L * H)),
-            "stats": L * _samples(c) * (len(c.get("n_grid", [1])) + len(methods) * c.get("n_boot", 200) / 100)}
+            "stats": L * _samples(c) * (len(c.get("n_grid", [1])) + len(methods) * c.get("n_boot", 200) / 100),
+            "steps": epochs * (3 * n_train + n_val) * T + n_diag * T * (4 + 3 * K)}
+
+
+def _a_conventions(c):
+    """a_main's work with the diagnostics and statistics done twice (one per convention), plus
+    both conventions' gate and transport factors of 16 sequences (docs/fidelity.md)."""
+    w = _a_main(c)
+    T, H, f, L = c["T"], c["H"], _fwd(c), _nlags(c)
+    train_steps = c["epochs"] * (3 * c["n_train"] + c.get("n_val", 0)) * T
+    n16 = min(16, c["n_diag"])
+    return {"one": 1.0, "train": w["train"],
+            "diag": 2 * w["diag"] + 2 * n16 * T * (2 * f + L * H * H),
+            "stats": 2 * w["stats"],
+            "steps": train_steps + 2 * (w["steps"] - train_steps) + 2 * n16 * T * (1 + L)}
 
 
 def _samples(c):
@@ -80,7 +107,8 @@ def _a_fidelity(c):
     T, H, f = c["T"], c["H"], _fwd(c)
     lags = c.get("lags", [1])
     return {"one": 1.0, "train": c["epochs"] * 3 * c["n_train"] * T * f,
-            "diag": c["n_seq"] * (T * 2 * f + c["n_time"] * sum(lags) * H * H * 2)}
+            "diag": c["n_seq"] * (T * 2 * f + c["n_time"] * sum(lags) * H * H * 2),
+            "steps": c["epochs"] * 3 * c["n_train"] * T + c["n_seq"] * T * 2}
 
 
 def _a_theory(c):
@@ -91,7 +119,8 @@ def _b_s1(c):
     T, H, f = c["T"], c["H"], _fwd(c)
     n_ck = len(c.get("checkpoints", [0]))
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
-            "diag": n_ck * c["probe"] * T * T * H * H}
+            "diag": n_ck * c["probe"] * T * T * H * H,
+            "steps": c["steps"] * c["batch"] * T * 3 + n_ck * c["probe"] * T * T}
 
 
 def _b_s2(c):
@@ -100,7 +129,9 @@ def _b_s2(c):
     n_conv = len(c["conventions"]) if isinstance(c.get("conventions"), list) else 1
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
             "diag": n_conv * n_ck * (c.get("n_triples", 1) * L * (T * H * H + H ** 3)
-                                     + c.get("n_examples", 1) * T * 3 * f * 4)}
+                                     + c.get("n_examples", 1) * T * 3 * f * 4),
+            "steps": c["steps"] * c["batch"] * T * 3 + n_conv * n_ck * (c.get("n_triples", 1) * L * T
+                                                                         + c.get("n_examples", 1) * T * 4)}
 
 
 def _b_expansion(c):
@@ -108,7 +139,7 @@ def _b_expansion(c):
     return {"one": 1.0, "diag": T * H ** 3 * 10}
 
 
-WORK = {"a_main": _a_main, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
+WORK = {"a_main": _a_main, "a_conventions": _a_conventions, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
         "b_s2": _b_s2, "b_expansion": _b_expansion}
 
 
@@ -161,13 +192,23 @@ def _firsts(preset, backend):
 PROBES = {
     "a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
                dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
-               dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16)],
-    "a_fidelity": [dict(), dict(epochs=12), dict(n_time=60), dict(batch=8)],
-    "a_theory": [dict(), dict(n_samples=5000)],
+               dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),
+               dict(), dict(cell="lstm"), dict(epochs=10)],   # the quick size itself: G 1 and 4 (FLOPs
+                                                              # against steps), a third of the training
+    "a_conventions": [dict(), dict(epochs=30), dict(n_diag=128), dict(n_boot=20, n_grid=[25, 100, 400]),
+                      dict(cell="lstm")],
+    # each cell once: at H 16 the cells' costs are not linear in G (the fit averages over them)
+    "a_fidelity": [dict(), dict(epochs=12), dict(n_time=60), dict(batch=8), dict(cell="diaggate"),
+                   dict(cell="gru"), dict(cell="lstm")],
+    "a_theory": [dict(), dict(n_samples=5000), dict(law="power"), dict(law="logarithmic", alpha=2.0)],
     "b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
-             dict(probe=3, steps=100, checkpoints=[0, 50, 100])],
+             dict(probe=3, steps=100, checkpoints=[0, 50, 100]),
+             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
+             dict(steps=100, checkpoints=[0, 50, 100], H=64)],
     "b_s2": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
-             dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100])],
+             dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100]),
+             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
+             dict(steps=100, checkpoints=[0, 50, 100], H=64)],
     "b_expansion": [dict(), dict(T=50)],
 }
 
@@ -188,14 +229,50 @@ def _probes(backend):
     return warm, probes
 
 
-def _fit(rows):
-    """Non-negative least squares in relative error: Σ_i (Σ_t w_it c_t / s_i − 1)² → c ≥ 0."""
+FLOP_TERMS = ("train", "diag")     # counted in floating-point operations: rate ≤ the core's GEMM rate
+
+
+def _fit(rows, floor=None):
+    """Least squares in relative error: Σ_i (Σ_t w_it c_t / s_i − 1)² → c_t ≥ floor[t] (default 0).
+
+    ``floor``: lower bounds per term, e.g. {"train": 1 / GEMM rate}: at the quick sizes the time
+    loop's per-step cost hides the operation count's share, and an unbounded fit can put a rate
+    faster than the hardware on the FLOP terms, which then extrapolate to absurdly cheap paper runs.
+    """
     from scipy.optimize import nnls
     terms = [t for t in TERMS if any(w.get(t, 0) for w, _ in rows)]
+    lb = np.array([(floor or {}).get(t, 0.0) for t in terms])
     A = np.array([[w.get(t, 0.0) / s for t in terms] for w, s in rows])
     colscale = np.maximum(A.max(axis=0), 1e-300)
-    coef, _ = nnls(A / colscale, np.ones(len(rows)))
-    return {t: float(c / k) for t, c, k in zip(terms, coef, colscale)}
+    coef, _ = nnls(A / colscale, np.ones(len(rows)) - A @ lb)     # c = lb + d, d ≥ 0
+    return {t: float(c / k + b) for t, c, k, b in zip(terms, coef, colscale, lb)}
+
+
+def gemm_rate(n=256, batch=384, repeat=20):
+    """Floating-point operations per second of a (batch × n) · (n × n) float64 product on one
+    core, the best of ``repeat``, in a fresh process capped at one BLAS thread: an upper bound on
+    any FLOP rate of one worker (this process may run BLAS on several threads)."""
+    import subprocess
+    import sys
+    from .runner import thread_env
+    code = ("import time, numpy as np\n"
+            f"a, b = np.random.default_rng(0).standard_normal(({int(batch)}, {int(n)})), np.ones(({int(n)}, {int(n)}))\n"
+            "best = float('inf')\n"
+            f"for _ in range({int(repeat)}):\n"
+            "    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)\n"
+            f"print(2.0 * {int(batch)} * {int(n)} ** 2 / max(best, 1e-9))\n")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **thread_env(1)},
+                         capture_output=True, text=True, timeout=300, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def cpu_seconds(fn, config):
+    """CPU time of this process spent in ``fn(config)`` (core-seconds with one thread: what a
+    cluster core is charged, not inflated by other processes sharing the cores as wall time is)."""
+    gc.collect()                                # not the garbage of the previous run
+    t = time.process_time()
+    fn(config)
+    return time.process_time() - t
 
 
 def calibrate(cache_dir="runs", backend="numba", progress=True):
@@ -206,30 +283,31 @@ def calibrate(cache_dir="runs", backend="numba", progress=True):
     from .runner import limit_threads
     limit_threads(1)                             # rates per core: core-hours = predicted seconds
     warm, probes = _probes(backend)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for run in warm:                             # compile every kernel (each cell, law, …) once, untimed
         try:
             EXPERIMENTS[run.experiment](run.config)
         except Exception as exc:
             warnings.warn(f"calibration warm-up {run.experiment} {run.config_json} failed: {exc!r}")
-    startup = time.perf_counter() - t0
+    startup = time.process_time() - t0
     rows = {}
     for i, run in enumerate(probes):
         times = []
         try:
-            while len(times) < 2 and sum(times) < 3.0:   # short probes twice (min): noise, late compiles
-                t = time.perf_counter()
-                EXPERIMENTS[run.experiment](run.config)
-                times.append(time.perf_counter() - t)
+            # short probes 2–5 times (min): noise from the cores' other processes, at 10 ms scale too
+            while len(times) < 5 and (len(times) < 2 and sum(times) < 3.0 or sum(times) < 0.5):
+                times.append(cpu_seconds(EXPERIMENTS[run.experiment], run.config))
         except Exception as exc:                 # a preset changed under a probe: skip it, say so
             warnings.warn(f"calibration probe {run.experiment} {run.config_json} failed: {exc!r}")
             continue
         rows.setdefault(run.experiment, []).append((work(run)[0], min(times)))
         if progress:
             print(f"  calibrate {i + 1}/{len(probes)} {run.experiment:12s} {min(times):7.3f} s", flush=True)
-    coef = {name: _fit(r) for name, r in rows.items()}
+    gemm = gemm_rate()
+    coef = {name: _fit(r, floor={t: 1.0 / gemm for t in FLOP_TERMS}) for name, r in rows.items()}
     record = {"backend": backend, "host": platform.node(), "cpus": os.cpu_count(),
               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "startup_s": startup, "coef": coef,
+              "gemm_flops_per_s": gemm,
               "probes": {k: [s for _, s in v] for k, v in rows.items()}}
     path = Path(cache_dir) / CALIBRATION_FILE
     from ..io import atomic_write_json

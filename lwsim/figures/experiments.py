@@ -1,4 +1,4 @@
-"""The experiments behind the figures (05-experiments.md §5.3), one registered function each.
+"""The experiments behind the figures (docs/experiments.md §5.3), one registered function each.
 
 Every function takes one JSON configuration (a cell × seed × optimizer × task point of a preset)
 and returns a flat dict: NumPy arrays (stored in .npz) and JSON values. Runs are independent and
@@ -70,6 +70,20 @@ def _a_detection(samples, lags, c):
             for m in c.get("tail_methods", ["auto"])}
 
 
+def train_a_model(c):
+    """The [A] training of a run configuration: multilag data, the cell, its preset's initial
+    parameters, the optimizer (docs/experiments.md §5.3). Returns (dataset, cell, TrainResult)."""
+    task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
+                     coefs=c["task_coefs"], sigma_y=c["sigma_y"])
+    ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
+    cell = _a_cell(c["cell"], c)
+    res = train(cell, _a_params(cell, c), ds, optimizer=c["optimizer"],
+                optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
+                epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
+                seed=c["seed"], progress=False)
+    return ds, cell, res
+
+
 @experiment("a_main")
 def a_main(c):
     """Train on multilag, then envelope, time scales, matched statistic, tail fits, Ĥ_N (A1–A10).
@@ -77,15 +91,7 @@ def a_main(c):
     The statistic, Λ, orientation, tail fits and fit window follow the preset's options (listed in
     presets.py; docs/experiments.md §5.3): absent options keep lwsim's defaults.
     """
-    task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
-                     coefs=c["task_coefs"], sigma_y=c["sigma_y"])
-    ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
-    cell = _a_cell(c["cell"], c)
-    params = _a_params(cell, c)
-    res = train(cell, params, ds, optimizer=c["optimizer"],
-                optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
-                epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
-                seed=c["seed"], progress=False)
+    ds, cell, res = train_a_model(c)
     p, opt = res.params, res.optimizer
     lags = np.asarray(c["lags"])
     no_lambda = c.get("rates", "optimizer") == "none"          # Λ ≡ 1: the earlier code's statistic
@@ -169,7 +175,7 @@ def a_fidelity(c):
 # ----------------------------------------------------------------------------- [A] theory checker
 @experiment("a_theory")
 def a_theory(c):
-    """Planted model of 04 §4.4: X = c f(ℓ) + SαS(α, σ) per lag → Ĥ_N vs the derived H_N (A12).
+    """Planted model of docs/theory.md §4.4: X = c f(ℓ) + SαS(α, σ) per lag → Ĥ_N vs the derived H_N (A12).
 
     theory.planted.planted_check at its defaults (law parameter λ = 0.08 / β = 1 / γ = 1, C = σ = 1,
     signal gain and N grid from theory.planted.choose_grid); eps defaults to theory.planted.EPS.

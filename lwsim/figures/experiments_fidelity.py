@@ -11,10 +11,8 @@ import numpy as np
 from lwsim import diagnostics as dg
 from lwsim import stats
 from lwsim.diagnostics.gamma import gate_factors
-from lwsim.tasks import make as make_task
-from lwsim.train import train
 
-from .experiments import _a_cell, _train_kwargs
+from .experiments import train_a_model
 from .presets import A_CELLS
 from .runner import Run, experiment
 
@@ -64,15 +62,7 @@ def _decay(lags, f):
 @experiment("a_conventions")
 def a_conventions(c):
     """Both conventions on one trained model (A13)."""
-    task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
-                     coefs=c["task_coefs"], sigma_y=c["sigma_y"])
-    ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
-    cell = _a_cell(c["cell"], c)
-    params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"])
-    res = train(cell, params, ds, optimizer=c["optimizer"],
-                optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
-                epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
-                seed=c["seed"], progress=False)
+    ds, cell, res = train_a_model(c)        # the a_main training (same init, same bits)
     p, opt = res.params, res.optimizer
     lags = np.asarray(c["lags"])
     x16 = ds.x_diag[:, :16]

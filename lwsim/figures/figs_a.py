@@ -1,4 +1,4 @@
-"""Figures of [A] (05-experiments.md §5.4): A1–A12. Each returns (matplotlib figure, data dict)."""
+"""Figures of [A] (docs/experiments.md §5.4): A1–A12. Each returns (matplotlib figure, data dict)."""
 from __future__ import annotations
 
 import numpy as np

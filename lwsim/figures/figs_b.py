@@ -1,4 +1,4 @@
-"""Figures of [B] (05-experiments.md §5.4): B1–B8. Each returns (matplotlib figure, data dict)."""
+"""Figures of [B] (docs/experiments.md §5.4): B1–B8. Each returns (matplotlib figure, data dict)."""
 from __future__ import annotations
 
 import numpy as np

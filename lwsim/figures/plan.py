@@ -1,4 +1,4 @@
-"""Which runs each figure needs, for a preset (05-experiments.md §5.3–5.4)."""
+"""Which runs each figure needs, for a preset (docs/experiments.md §5.3–5.4)."""
 from __future__ import annotations
 
 from .presets import A_CELLS, B_MODELS, B_S2_MODELS, PRESETS

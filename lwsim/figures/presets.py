@@ -93,8 +93,8 @@ PAPER = {
 PAPER_V1 = dict(PAPER, a_main=dict(A_MAIN_V1_SIZES, **A_OPTIONS_V1))
 
 QUICK = {
-    # eps = 20 (the spec's default threshold, 03 §3.3): with the paper's 0.1 every lag is detectable
-    # at the smallest N at this size. n_diag >= 500 so that the tail fits are reliable (03 §3.2).
+    # eps = 20 (the default threshold, docs/statistics.md §3.3): with the paper's 0.1 every lag is detectable
+    # at the smallest N at this size. n_diag >= 500 so that the tail fits are reliable (docs/statistics.md §3.2).
     # Lags reach 224 (T = 256) so that Ĥ_N is not capped by the lag grid at the largest N.
     "a_main": dict(A_MAIN_V1_SIZES, T=256, D=8, H=32, n_train=256, n_val=64, n_diag=512, epochs=30, eps=20.0,
                    batch=32, lr=3e-3, task_lags=[8, 16, 32, 48, 64], lags=_lag_grid(1, 224, 28),

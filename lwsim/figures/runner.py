@@ -1,4 +1,4 @@
-"""Experiments as grids of independent runs, with a results cache and resume (05 §5.3, issue 9).
+"""Experiments as grids of independent runs, with a results cache and resume (docs/experiments.md §5.3, issue 9).
 
 A :class:`Run` is an experiment name plus a JSON-serialisable configuration. Its key is the hash of
 both, so the cache (``runs/<experiment>/<key>.npz`` + ``.json``) is reused whenever the exact same

@@ -1,4 +1,4 @@
-"""Shared plotting style: one colour per cell, the same in every figure (05 §5.4)."""
+"""Shared plotting style: one colour per cell, the same in every figure (docs/experiments.md §5.4)."""
 from __future__ import annotations
 
 import matplotlib

@@ -1,9 +1,9 @@
-"""lwsim.stats — α-stable noise, tail-index fits, detection rule, decay-law fits (spec 03).
+"""lwsim.stats — α-stable noise, tail-index fits, detection rule, decay-law fits (docs/statistics.md).
 
-- :mod:`.stable`     SαS sampling (Chambers–Mallows–Stuck), κ_α                      (03 §3.1)
-- :mod:`.tailfit`    ECF regression + McCulloch quantiles, selection → :class:`TailFit` (03 §3.2)
-- :mod:`.detection`  SNR, N̂(ℓ), N*(ℓ), Ĥ_N, noise floor, :func:`detection_table`     (03 §3.3)
-- :mod:`.decay`      exponential / power / logarithmic / tempered fits, master check (03 §3.4–3.5)
+- :mod:`.stable`     SαS sampling (Chambers–Mallows–Stuck), κ_α                      (docs/statistics.md §3.1)
+- :mod:`.tailfit`    ECF regression + McCulloch quantiles, selection → :class:`TailFit` (docs/statistics.md §3.2)
+- :mod:`.detection`  SNR, N̂(ℓ), N*(ℓ), Ĥ_N, noise floor, :func:`detection_table`     (docs/statistics.md §3.3)
+- :mod:`.decay`      exponential / power / logarithmic / tempered fits, master check (docs/statistics.md §3.4–3.5)
 """
 from .decay import LAWS, DecayFit, LawFit, MasterFit, envelope_floor, fit_decay, fit_master, fit_master_window
 from .detection import (DetectionTable, detectable, detection_table, learnability_window, n_star,

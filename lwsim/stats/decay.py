@@ -1,4 +1,4 @@
-"""Decay-law fits of an envelope f(ℓ) and the master proportionality check (spec 03 §3.4–3.5).
+"""Decay-law fits of an envelope f(ℓ) and the master proportionality check (docs/statistics.md §3.4–3.5).
 
 All fits are least squares on log f. Model selection is by AIC (lowest wins; BIC's choice is
 reported too). Decisions:
@@ -11,7 +11,7 @@ reported too). Decisions:
 - Known behaviour of AIC here: the tempered law nests the power law (ℓ_c → ∞) and the exponential
   (β = 0, k = 1), so on *noisy* 2-parameter envelopes AIC picks "tempered" in ~5–10% of draws
   (measured: 5/100 power, 10/100 exponential at 2% log-noise, 400 lags); BIC did not (0/100).
-  ``selected_bic`` is the conservative choice; the spec leaves the criterion open.
+  ``selected_bic`` is the conservative choice; the papers leave the criterion open.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ _VAR_FLOOR = 1e-20
 
 @dataclasses.dataclass(frozen=True)
 class LawFit:
-    """One law's least-squares fit in log space (03 §3.4)."""
+    """One law's least-squares fit in log space (docs/statistics.md §3.4)."""
     law: str
     params: dict
     r2: float
@@ -141,7 +141,7 @@ def envelope_floor(f, quantile=0.001, scale=0.01, min_floor=1e-300, factor=10.0)
 def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None, lc_grid=None,
               conventions="lwsim") -> DecayFit:
     """Fit f(ℓ) by exponential C e^{−λℓ}, power C ℓ^{−β}, logarithmic C (log ℓ)^{−γ} and tempered
-    power A ℓ^{−β} exp(−(ℓ/ℓ_c)^k) laws, least squares on log f (03 §3.4).
+    power A ℓ^{−β} exp(−(ℓ/ℓ_c)^k) laws, least squares on log f (docs/statistics.md §3.4).
 
     Reports per law: params, R², SSR, AIC = n log(SSR/n) + 2p, BIC = n log(SSR/n) + p log n; the
     selected regime is the lowest AIC. Tempered grids default to k ∈ [0.2, 3] (57 values) and
@@ -210,7 +210,7 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
 
 @dataclasses.dataclass(frozen=True)
 class MasterFit:
-    """log N̂ = intercept + slope · (−κ̂ log f) (03 §3.5; theory: slope 1)."""
+    """log N̂ = intercept + slope · (−κ̂ log f) (docs/statistics.md §3.5; theory: slope 1)."""
     slope: float
     intercept: float
     r2: float
@@ -221,7 +221,7 @@ class MasterFit:
 
 
 def fit_master(n_hat, kappa, f) -> MasterFit:
-    """Regress log N̂(ℓ) on −κ̂(ℓ) log f(ℓ) across lags (03 §3.5).
+    """Regress log N̂(ℓ) on −κ̂(ℓ) log f(ℓ) across lags (docs/statistics.md §3.5).
 
     Lags with N̂ = inf (not detectable), κ̂ = inf or f ≤ 0 carry no information and are dropped;
     what remains needs ≥ 10 points and ≥ 3 distinct N̂ (else ValueError).

@@ -1,4 +1,4 @@
-"""Detection rule, sample complexity and learnability window (spec 03 §3.3, 04 §4.4).
+"""Detection rule, sample complexity and learnability window (docs/statistics.md §3.3, docs/theory.md §4.4).
 
 Conventions (Decision): "no N suffices" is ``np.inf`` (never NaN or None). Degenerate fits are
 handled explicitly: m̄ = 0 gives SNR = 0 (no signal, never detectable, N* = inf); σ̂ = 0 with
@@ -36,7 +36,7 @@ def _kappa_ext(alpha):
 
 
 def snr(mean, alpha, sigma, N):
-    """SNR(ℓ, N) = |m̄| N^{1/κ̂} / σ̂, 1/κ̂ = 1 − 1/α̂ (03 §3.3). Broadcasts over all arguments."""
+    """SNR(ℓ, N) = |m̄| N^{1/κ̂} / σ̂, 1/κ̂ = 1 − 1/α̂ (docs/statistics.md §3.3). Broadcasts over all arguments."""
     m, r, s, N = _broadcast(mean=np.abs(real_array("mean", mean)), alpha=np.asarray(inv_kappa(alpha)),
                             sigma=real_array("sigma", sigma, nonneg=True), N=real_array("N", N, positive=True))
     gain = m * N ** r  # |m̄| times the sample-mean concentration factor
@@ -46,7 +46,7 @@ def snr(mean, alpha, sigma, N):
 
 
 def detectable(mean, alpha, sigma, N, eps=20.0):
-    """Lag detectable with budget N iff SNR(ℓ, N) > ε (03 §3.3; default ε = 20)."""
+    """Lag detectable with budget N iff SNR(ℓ, N) > ε (docs/statistics.md §3.3; default ε = 20)."""
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
     out = np.asarray(snr(mean, alpha, sigma, N)) > eps
     return bool(out) if out.ndim == 0 else out
@@ -66,7 +66,7 @@ def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0):
 
 
 def n_star(mean, alpha, sigma, eps=20.0):
-    """Continuous N*(ℓ) = (ε σ̂ / |m̄|)^κ̂, the N at which SNR = ε exactly (03 §3.3)."""
+    """Continuous N*(ℓ) = (ε σ̂ / |m̄|)^κ̂, the N at which SNR = ε exactly (docs/statistics.md §3.3)."""
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
     m, s, k = _broadcast(mean=np.abs(real_array("mean", mean)), sigma=real_array("sigma", sigma, nonneg=True),
                          alpha=_kappa_ext(alpha))
@@ -77,7 +77,7 @@ def n_star(mean, alpha, sigma, eps=20.0):
 
 
 def learnability_window(lags, n_hat, N):
-    """Ĥ_N = max{ℓ in lags : N̂(ℓ) ≤ N}, 0 if none (03 §3.3). N scalar or array (vectorised).
+    """Ĥ_N = max{ℓ in lags : N̂(ℓ) ≤ N}, 0 if none (docs/statistics.md §3.3). N scalar or array (vectorised).
 
     As specified this is the *largest* detectable lag, not the end of the first detectable run.
     """
@@ -91,7 +91,7 @@ def learnability_window(lags, n_hat, N):
 
 
 def noise_floor(f, n_hat, N, kappa):
-    """Implied noise floor ε_th(ℓ; N) = f(ℓ) (N̂(ℓ)/N)^{1/κ̂(ℓ)} in envelope units (03 §3.3).
+    """Implied noise floor ε_th(ℓ; N) = f(ℓ) (N̂(ℓ)/N)^{1/κ̂(ℓ)} in envelope units (docs/statistics.md §3.3).
 
     f, n_hat, kappa: per-lag arrays (kappa in [2, inf]); N scalar -> (L,), N array (M,) -> (M, L).
     inf where N̂ = inf.
@@ -111,7 +111,7 @@ def noise_floor(f, n_hat, N, kappa):
 
 @dataclasses.dataclass(frozen=True)
 class DetectionTable:
-    """Per-lag detection summary (03 §3.3); arrays have the lag shape except ``h_n`` (n_grid)."""
+    """Per-lag detection summary (docs/statistics.md §3.3); arrays have the lag shape except ``h_n`` (n_grid)."""
     lags: np.ndarray
     mean: np.ndarray
     alpha: np.ndarray

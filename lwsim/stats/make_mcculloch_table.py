@@ -1,4 +1,4 @@
-"""Build the McCulloch quantile table shipped as ``lwsim/data/mcculloch_table.npz`` (03 §3.2).
+"""Build the McCulloch quantile table shipped as ``lwsim/data/mcculloch_table.npz`` (docs/statistics.md §3.2).
 
 Run once (about half a minute):  ``python -m lwsim.stats.make_mcculloch_table``.
 

@@ -1,4 +1,4 @@
-"""McCulloch quantile estimator of (α, σ) for symmetric α-stable data (spec 03 §3.2).
+"""McCulloch quantile estimator of (α, σ) for symmetric α-stable data (docs/statistics.md §3.2).
 
 R̂ = (q.95 − q.05)/(q.75 − q.25) is inverted on the exact SαS ratio R(α), tabulated once by
 ``make_mcculloch_table.py`` (scipy levy_stable, S1 with β = 0, i.e. φ = exp(−σ^α|t|^α)) and

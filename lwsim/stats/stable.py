@@ -1,4 +1,4 @@
-"""Symmetric α-stable noise and the concentration exponent κ_α (spec 03 §3.1, 04 §4.3)."""
+"""Symmetric α-stable noise and the concentration exponent κ_α (docs/statistics.md §3.1, docs/theory.md §4.3)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ from ._checks import as_rng, as_size, check_real, real_array
 
 
 def sample_sas(alpha, sigma=1.0, size=1, seed=None, loc=0.0) -> np.ndarray:
-    """Draw SαS(α, σ) samples (plus ``loc``) by Chambers–Mallows–Stuck (03 §3.1).
+    """Draw SαS(α, σ) samples (plus ``loc``) by Chambers–Mallows–Stuck (docs/statistics.md §3.1).
 
     Characteristic function φ(t) = exp(i·loc·t − σ^α |t|^α), α ∈ (0, 2]; α = 2 is N(loc, 2σ²),
     α = 1 is Cauchy(loc, σ). With V ~ U(−π/2, π/2) and W ~ Exp(1), the symmetric CMS formula
@@ -30,7 +30,7 @@ def sample_sas(alpha, sigma=1.0, size=1, seed=None, loc=0.0) -> np.ndarray:
 def kappa(alpha):
     """Concentration exponent κ_α = α/(α − 1) for α ∈ (1, 2] (κ = 2 at α = 2; κ → ∞ as α → 1).
 
-    The mean of N i.i.d. SαS(α, σ) is SαS(α, σ N^{1/α − 1}) = SαS(α, σ N^{−1/κ_α}) (03 §3.1).
+    The mean of N i.i.d. SαS(α, σ) is SαS(α, σ N^{1/α − 1}) = SαS(α, σ N^{−1/κ_α}) (docs/statistics.md §3.1).
     Scalar in, float out; array in, array out.
     """
     a = real_array("alpha", alpha)
@@ -54,7 +54,7 @@ def inv_kappa(alpha):
 
 
 def mean_scale(alpha, sigma, n):
-    """Scale of the mean of n i.i.d. SαS(α, σ): σ n^{1/α − 1} (03 §3.1)."""
+    """Scale of the mean of n i.i.d. SαS(α, σ): σ n^{1/α − 1} (docs/statistics.md §3.1)."""
     alpha = check_real("alpha", alpha, lo=0.0, hi=2.0, lo_open=True)
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     n = real_array("n", n, positive=True)

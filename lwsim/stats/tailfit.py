@@ -1,4 +1,4 @@
-"""Tail-index fits of symmetric α-stable samples: ECF regression, McCulloch, selection (03 §3.2)."""
+"""Tail-index fits of symmetric α-stable samples: ECF regression, McCulloch, selection (docs/statistics.md §3.2)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +10,7 @@ from .._conventions import check_conventions
 from . import mcculloch
 from ._checks import MIN_SAMPLES, as_rng, check_choice, check_int, real_array
 
-N_T = 50                     # ECF grid size (03 §3.2)
+N_T = 50                     # ECF grid size (docs/statistics.md §3.2)
 T_LO, T_HI = 0.05, 3.0       # grid in units of 1/s, s = IQR/1.349
 KEEP = (0.01, 0.95, 5)       # |φ̂|² window and minimum points ...
 RELAXED = (1e-4, 0.999, 3)   # ... and the relaxed window
@@ -75,7 +75,7 @@ def _ecf_abs2(y: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim"):
-    """Koutrouvelis regression, symmetric case (03 §3.2): returns (α̂, σ̂, IQR, ok).
+    """Koutrouvelis regression, symmetric case (docs/statistics.md §3.2): returns (α̂, σ̂, IQR, ok).
 
     log(−log|φ̂(t)|²) = log(2σ^α) + α log t, weighted least squares with weights
     exp(−2(log|φ̂|² + 0.7)²) on the points with 0.01 < |φ̂|² < 0.95 (≥ 5; else (1e−4, 0.999) with
@@ -119,16 +119,16 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim"):
 
 
 def _reliable(n, alpha, sigma, iqr, alpha_lo):
-    """03 §3.2: unreliable if n < 500, σ̂ ≤ 1e−12, IQR ≤ 1e−10, or α̂ on a boundary with n < 2000.
+    """docs/statistics.md §3.2: unreliable if n < 500, σ̂ ≤ 1e−12, IQR ≤ 1e−10, or α̂ on a boundary with n < 2000.
 
-    The lower boundary is alpha_lo + 0.01 (1.01 for the stable range, as in the spec).
+    The lower boundary is alpha_lo + 0.01 (1.01 for the stable range, docs/statistics.md §3.2).
     """
     at_edge = alpha <= alpha_lo + 0.01 or alpha >= 1.99
     return not (n < 500 or sigma <= 1e-12 or iqr <= 1e-10 or (at_edge and n < 2000))
 
 
 def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conventions="lwsim") -> TailFit:
-    """Fit SαS(α, σ) to samples x (1-D, finite, ≥ 20 values) — spec 03 §3.2.
+    """Fit SαS(α, σ) to samples x (1-D, finite, ≥ 20 values) — docs/statistics.md §3.2.
 
     method: "ecf" (Koutrouvelis; McCulloch if too few usable ECF points), "mcculloch" (quantiles on
       the full sample, plus a bootstrap CI if n_boot > 0), or "auto": ECF if reliable and not a

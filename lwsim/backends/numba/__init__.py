@@ -1,4 +1,4 @@
-"""backend="numba": hand-fused CPU kernels (01-cells.md §1.9), called by :class:`lwsim.Cell`.
+"""backend="numba": hand-fused CPU kernels (docs/cells.md §1.9), called by :class:`lwsim.Cell`.
 
 Module-level entry points with already validated, dtype-cast NumPy inputs (see
 ``lwsim.cells.base.Cell``): ``forward``, ``loss_and_grad``, ``jacobians`` run fused ``@njit`` kernels
@@ -56,11 +56,11 @@ def jacobians(cell, p, x, diagonal):
 
 
 def lag_gradients(cell, p, x, y, mask, max_lag):
-    """Per-lag gradients (02 §2.2): the NumPy reference (xp = numpy), not a fused kernel."""
+    """Per-lag gradients (docs/diagnostics.md §2.2): the NumPy reference (xp = numpy), not a fused kernel."""
     loss, g = reference.lag_gradients(np, cell, p, x, y, mask, max_lag)
     return float(loss), g
 
 
 def tangents(cell, p, x, dp):
-    """Forward-mode tangents (02 §2.7): the NumPy reference (xp = numpy), not a fused kernel."""
+    """Forward-mode tangents (docs/diagnostics.md §2.7): the NumPy reference (xp = numpy), not a fused kernel."""
     return reference.tangents(np, cell, p, x, dp)

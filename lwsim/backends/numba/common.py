@@ -26,7 +26,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-LN_EPS = 1e-5                    # LayerNorm ε of 01-cells.md §1.4
+LN_EPS = 1e-5                    # LayerNorm ε of docs/cells.md §1.4
 
 # Options of every kernel. error_model="numpy": no ZeroDivisionError checks, which would stop LLVM
 # from vectorising the element loops (tanh/σ divide). fastmath={"contract"} only: lets LLVM fuse

@@ -1,4 +1,4 @@
-"""Fused kernels for the GRU, both conventions (01-cells.md §1.2, §1.7).
+"""Fused kernels for the GRU, both conventions (docs/cells.md §1.2, §1.7).
 
 "cho": z, r = σ(W_{z,r} x + b + U_{z,r} h_{t−1}),  g = tanh(LN(W_g x + b_g + U_g (r ⊙ h_{t−1}))),
        h_t = h_{t−1} + z ⊙ (g − h_{t−1}).

@@ -1,4 +1,4 @@
-"""Fused kernels for the gated-leak family: rnn, constgate, sharedgate, diaggate (01-cells.md §1.1).
+"""Fused kernels for the gated-leak family: rnn, constgate, sharedgate, diaggate (docs/cells.md §1.1).
 
   a_t = W_x x_t + b_x + W_h h_{t−1},   h̃_t = tanh(LN(a_t))
   s_t = 1 (rnn) | s (constgate) | σ(w_sᵀx_t + b_s + u_sᵀh_{t−1}) (sharedgate, scalar)

@@ -1,4 +1,4 @@
-"""Fused kernels for the LSTM (01-cells.md §1.3, §1.7): torch.nn.LSTM equations, optional LN on g.
+"""Fused kernels for the LSTM (docs/cells.md §1.3, §1.7): torch.nn.LSTM equations, optional LN on g.
 
   [i, f, o] = σ(W x + b + U h_{t−1}),  g = tanh(LN(W_g x + b_g + U_g h_{t−1}))
   c_t = f ⊙ c_{t−1} + i ⊙ g,   h_t = o ⊙ tanh(c_t)

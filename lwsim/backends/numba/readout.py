@@ -1,4 +1,4 @@
-"""Read-out, loss and the packing shared by every cell family (01-cells.md §1.4, §1.6).
+"""Read-out, loss and the packing shared by every cell family (docs/cells.md §1.4, §1.6).
 
   ŷ_t = W_out h_t + b_out                     (per step in the time loop, while h_t is in cache)
   L = Σ_t w_t Σ_{b,o} (ŷ − y)² / (Σ_t w_t · B · n_out),  w = 1 | mask | last step only
