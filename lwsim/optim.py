@@ -51,7 +51,7 @@ OPTIMIZERS = ["sgd", "momentum", "adam", "adamw", "rmsprop"]
 
 
 class NonFiniteGradientError(FloatingPointError, ValueError):
-    """A gradient holds NaN or ±inf."""
+    """A gradient holds NaN or ±inf (docs/experiments.md §5.2)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +112,10 @@ def _check_keys(what: str, got, expected) -> None:
 # base class
 # ---------------------------------------------------------------------------------------------
 class Optimizer:
-    """Base class. ``params`` is the dict whose arrays are updated in place by :meth:`step`."""
+    """Base class. ``params`` is the dict whose arrays are updated in place by :meth:`step`.
+
+    See docs/experiments.md §5.2.
+    """
 
     name = "base"
     _defaults: dict = {}
@@ -233,7 +236,10 @@ class Optimizer:
 
 # ---------------------------------------------------------------------------------------------
 class SGD(Optimizer):
-    """torch.optim.SGD (heavy-ball momentum, optional dampening and Nesterov)."""
+    """torch.optim.SGD (heavy-ball momentum, optional dampening and Nesterov).
+
+    See docs/experiments.md §5.2.
+    """
 
     name = "sgd"
     _defaults = {"lr": 1e-3, "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": False}
@@ -274,7 +280,10 @@ class SGD(Optimizer):
 
 
 class Momentum(SGD):
-    """SGD with heavy-ball momentum, default momentum 0.9 (name "momentum")."""
+    """SGD with heavy-ball momentum, default momentum 0.9 (name "momentum").
+
+    See docs/experiments.md §5.2.
+    """
 
     name = "momentum"
     _defaults = dict(SGD._defaults, momentum=0.9)
@@ -287,7 +296,7 @@ class Momentum(SGD):
 
 
 class Adam(Optimizer):
-    """torch.optim.Adam (L2 weight decay added to the gradient)."""
+    """torch.optim.Adam (L2 weight decay added to the gradient; docs/experiments.md §5.2)."""
 
     name = "adam"
     _defaults = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0, "amsgrad": False}
@@ -338,7 +347,10 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """torch.optim.AdamW: decoupled weight decay p ← p(1 − lr·wd), default wd 1e-2."""
+    """torch.optim.AdamW: decoupled weight decay p ← p(1 − lr·wd), default wd 1e-2.
+
+    See docs/experiments.md §5.2.
+    """
 
     name = "adamw"
     _defaults = dict(Adam._defaults, weight_decay=1e-2)
@@ -346,7 +358,7 @@ class AdamW(Adam):
 
 
 class RMSprop(Optimizer):
-    """torch.optim.RMSprop."""
+    """torch.optim.RMSprop (docs/experiments.md §5.2)."""
 
     name = "rmsprop"
     _defaults = {"lr": 1e-2, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0,
@@ -401,14 +413,20 @@ _CLASSES = {"sgd": SGD, "momentum": Momentum, "adam": Adam, "adamw": AdamW, "rms
 
 
 def make(name: str, params: dict, **hyper) -> Optimizer:
-    """Build an optimizer by name (one of :data:`OPTIMIZERS`) over ``params`` (updated in place)."""
+    """Build an optimizer by name (one of :data:`OPTIMIZERS`) over ``params`` (updated in place).
+
+    See docs/experiments.md §5.2.
+    """
     if not isinstance(name, str) or name.lower() not in _CLASSES:
         raise ValueError(f"unknown optimizer {name!r}; valid optimizers: {', '.join(OPTIMIZERS)}")
     return _CLASSES[name.lower()](params, **hyper)
 
 
 def from_state_dict(params: dict, sd: dict) -> Optimizer:
-    """An optimizer over ``params`` restored from ``sd`` (hyper-parameters, step, buffers)."""
+    """An optimizer over ``params`` restored from ``sd`` (hyper-parameters, step, buffers).
+
+    See docs/experiments.md §5.2.
+    """
     opt = make(sd["name"], params, **sd["hyper"])
     opt.load_state_dict(sd)
     return opt
@@ -421,7 +439,10 @@ def clip_grad_norm(grads: dict, max_norm: float, norm_type: float = 2.0,
     total = (Σ_k ‖g_k‖^p)^{1/p} over all arrays (p = norm_type, 2 or inf); if
     c = max_norm / (total + 1e-6) < 1 every gradient is scaled by c. The dict entries are
     replaced by the scaled arrays (the dict is modified in place; the arrays passed in are
-    not). Returns the total norm before clipping (a float)."""
+    not). Returns the total norm before clipping (a float).
+
+    See docs/experiments.md §5.2.
+    """
     if not isinstance(grads, dict):
         raise TypeError(f"grads must be a dict of arrays, got {type(grads).__name__}")
     max_norm = _real("max_norm", max_norm)

@@ -85,7 +85,10 @@ _LAST_STEP = {"adding", "recall", "ar2", "ar2_observed", "movingavg", "delaysum"
 # helpers
 # ---------------------------------------------------------------------------------------------
 def as_generator(rng_or_seed) -> np.random.Generator:
-    """A numpy Generator from a Generator (returned as is), a SeedSequence or an int seed."""
+    """A numpy Generator from a Generator (returned as is), a SeedSequence or an int seed.
+
+    See docs/experiments.md §5.1.
+    """
     if isinstance(rng_or_seed, np.random.Generator):
         return rng_or_seed
     if isinstance(rng_or_seed, np.random.SeedSequence):
@@ -451,6 +454,8 @@ class Task:
     ``fill`` ("zero"|"running", last-step tasks), ``params`` (task keywords after validation),
     ``readout`` ("every" for [A] tasks, "last" for [B] tasks), ``u`` (unit vector, multilag/sinmix;
     else None).
+
+    See docs/experiments.md §5.1.
     """
 
     n_out = 1
@@ -524,7 +529,10 @@ class Task:
 class Dataset:
     """Fixed splits (time-major). Empty splits have B = 0. ``readout`` says where targets live
     ("every" step, or the "last" step y[T−1]); ``task`` is the generating Task (or None when
-    built from arrays)."""
+    built from arrays).
+
+    See docs/experiments.md §5.1.
+    """
 
     x_train: np.ndarray
     y_train: np.ndarray
@@ -629,7 +637,7 @@ def make(name: str, T: int | None = None, D: int | None = None, seed: int = 0,
 
 
 def from_config(cfg: dict) -> Task:
-    """Inverse of :meth:`Task.config`."""
+    """Inverse of :meth:`Task.config` (docs/experiments.md §5.1)."""
     cfg = dict(cfg)
     name = cfg.pop("name")
     return make(name, **cfg)
@@ -655,7 +663,10 @@ class FixedBatchTask(Task):
 
 def fixed_batch(task: Task, B: int, seed, jitter: float = 1e-6) -> FixedBatchTask:
     """``task`` restricted to one batch of ``B`` sequences drawn from ``seed``; each
-    ``batch(B, rng)`` returns it with N(0, ``jitter``²) added to the inputs."""
+    ``batch(B, rng)`` returns it with N(0, ``jitter``²) added to the inputs.
+
+    See docs/experiments.md §5.1.
+    """
     if not isinstance(task, Task):
         raise TypeError(f"task must be a lwsim.tasks.Task, got {type(task).__name__}")
     return FixedBatchTask(task, B, seed, jitter)

@@ -63,6 +63,8 @@ class TrainResult:
     best_step, best_val_mse: the best validation point (None without validation).
     config: the training configuration (JSON-ready).
     optimizer: the live optimizer object (not saved by save_run).
+
+    See docs/experiments.md §5.2.
     """
 
     params: dict
@@ -237,6 +239,8 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
     ``optimizer_kwargs``), a dict {"name": ..., **hyper}, or an Optimizer built over ``params``
     (then ``params`` is trained in place). ``optimizer_state`` resumes from a state_dict.
     clip: max global gradient L2 norm (torch clip_grad_norm_), None for no clipping.
+
+    See docs/experiments.md §5.2.
     """
     for attr in ("loss_and_grad", "forward"):
         if not callable(getattr(cell, attr, None)):
@@ -474,7 +478,10 @@ def save_run(path, result: TrainResult, config: dict | None = None) -> tuple[Pat
     ``<path>.json`` (configuration, curves, optimizer hyper-parameters and step, and the
     SHA-256 of the .npz). Each file is written atomically (temporary file in the same
     directory + os.replace); the .npz first, so a complete .json always describes a complete
-    .npz. ``config`` is any JSON-ready dict (cell, init, task...). Returns the two paths."""
+    .npz. ``config`` is any JSON-ready dict (cell, init, task...). Returns the two paths.
+
+    See docs/experiments.md §5.2.
+    """
     stem = _stem(path)
     npz_path = Path(str(stem) + ".npz")
     json_path = Path(str(stem) + ".json")
@@ -509,7 +516,10 @@ def save_run(path, result: TrainResult, config: dict | None = None) -> tuple[Pat
 
 def load_run(path) -> tuple[TrainResult, dict]:
     """Inverse of :func:`save_run`: returns (TrainResult, config). The optimizer can be
-    rebuilt with ``lwsim.optim.from_state_dict(result.params, result.opt_state)``."""
+    rebuilt with ``lwsim.optim.from_state_dict(result.params, result.opt_state)``.
+
+    See docs/experiments.md §5.2.
+    """
     stem = _stem(path)
     json_path = Path(str(stem) + ".json")
     if not json_path.exists():

@@ -173,6 +173,43 @@ def test_module_docstrings_cite_their_docs_page():
     assert not missing, "module docstrings without a docs/<page>.md citation: " + ", ".join(missing)
 
 
+# the modules whose public functions and classes each define a documented quantity
+CITED_DEFS = ("lwsim/diagnostics/", "lwsim/stats/", "theory/", "lwsim/analyze/", "lwsim/cells/",
+              "lwsim/tasks.py", "lwsim/optim.py", "lwsim/train.py")
+
+
+def _uncited_public_defs() -> list:
+    import ast
+
+    pages, bad = {}, []
+    for rel, p in _public_modules():
+        if rel in NO_SECTION or not rel.startswith(CITED_DEFS):
+            continue
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    or node.name.startswith("_"):
+                continue
+            where = f"{rel}:{node.lineno} {node.name}"
+            m = CITATION.search(ast.get_docstring(node) or "")
+            if not m:
+                bad.append(where + " (no docs/<page>.md citation)")
+                continue
+            page = ROOT / "docs" / f"{m.group(1)}.md"
+            if page not in pages:
+                pages[page] = _headings(page) if page.exists() else None
+            if pages[page] is None:
+                bad.append(f"{where}: {m.group(0)} (no such page)")
+            elif m.group(2) and (m.group(2), m.group(3)) not in pages[page]:
+                bad.append(f"{where}: {m.group(0)} (no such section)")
+    return bad
+
+
+def test_public_docstrings_cite_their_docs_section():
+    # every public function and class says where its quantity is documented, and that § exists
+    bad = _uncited_public_defs()
+    assert not bad, "public docstrings without a resolving docs citation:\n" + "\n".join(bad)
+
+
 def _headings(page: pathlib.Path) -> set:
     out = set()
     for line in page.read_text(encoding="utf-8").splitlines():

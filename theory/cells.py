@@ -63,7 +63,10 @@ def _norm_cell(cell: str, convention: str) -> tuple[str, str]:
 
 def param_shapes(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias: bool = True,
                  convention: str = "cho") -> dict[str, tuple[int, ...]]:
-    """lwsim names and shapes of the parameters entering the one-step map (no readout)."""
+    """lwsim names and shapes of the parameters entering the one-step map (no readout).
+
+    See docs/theory.md §4.1.
+    """
     cell, convention = _norm_cell(cell, convention)
     shp: dict[str, tuple[int, ...]] = {}
     if cell in ("rnn", "constgate", "sharedgate", "diaggate"):
@@ -136,6 +139,8 @@ class CellSymbols:
     ``state`` = h (then c) flattened: the variables the Jacobian differentiates against.
     ``args`` = state, then x, then every parameter element in ``param_shapes`` order (row-major):
     the positional argument order of the lambdified functions.
+
+    See docs/theory.md §4.1.
     """
     params: dict
     x: sp.Matrix
@@ -160,7 +165,10 @@ class CellSymbols:
 
 @dataclass(frozen=True)
 class CellMap:
-    """Symbolic one-step map: ``new_state`` = (h_t) or (h_t; c_t) as an S×1 Matrix."""
+    """Symbolic one-step map: ``new_state`` = (h_t) or (h_t; c_t) as an S×1 Matrix.
+
+    See docs/theory.md §4.1.
+    """
     cell: str
     convention: str
     layernorm: bool
@@ -289,7 +297,7 @@ def _key(cell, H, D, layernorm, bias, convention, s):
 
 def update_map(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias: bool = True,
                convention: str = "cho", s=0.05) -> CellMap:
-    """The symbolic one-step map of ``cell`` (see :class:`CellMap`)."""
+    """The symbolic one-step map of ``cell`` (see :class:`CellMap`; docs/theory.md §4.1)."""
     return _update_map(*_key(cell, H, D, layernorm, bias, convention, s))
 
 
@@ -305,7 +313,10 @@ def _jacobian(*key) -> tuple[sp.Matrix, CellSymbols]:
 def jacobian(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias: bool = True,
              convention: str = "cho", s=0.05) -> tuple[sp.Matrix, CellSymbols]:
     """∂state_t/∂state_{t−1} as an S×S SymPy Matrix (S = H, or 2H for the LSTM, state (h, c)),
-    and the ordered symbols. Row q, column p: ∂state_t[q]/∂state_{t−1}[p]."""
+    and the ordered symbols. Row q, column p: ∂state_t[q]/∂state_{t−1}[p].
+
+    See docs/theory.md §4.1.
+    """
     return _jacobian(*_key(cell, H, D, layernorm, bias, convention, s))
 
 
@@ -359,6 +370,8 @@ def jacobian_fn(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias
 
     ``params`` uses lwsim names and shapes (e.g. W_x (H,D), b_x (H,), W_h (H,H), w_s (D,),
     b_s (1,), u_s (H,)); ``x`` (D,), ``h_prev`` (H,), ``c_prev`` (H,) for the LSTM (default 0).
+
+    See docs/theory.md §4.1.
     """
     key = _key(cell, H, D, layernorm, bias, convention, s)
     f, syms = _lambdified("jac", *key)
@@ -375,7 +388,10 @@ def jacobian_fn(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias
 def step_fn(cell: str, H: int = 2, D: int = 1, layernorm: bool = False, bias: bool = True,
             convention: str = "cho", s=0.05):
     """NumPy callable of the symbolic update map: ``f(params, x, h_prev, c_prev=None)`` returns
-    h_t (H,), or the pair (h_t, c_t) for the LSTM."""
+    h_t (H,), or the pair (h_t, c_t) for the LSTM.
+
+    See docs/theory.md §4.1.
+    """
     key = _key(cell, H, D, layernorm, bias, convention, s)
     f, syms = _lambdified("step", *key)
     Hn = syms.h.rows

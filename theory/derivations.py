@@ -30,7 +30,10 @@ DOCS_PATH = pathlib.Path(__file__).resolve().parent.parent / "docs" / "derivatio
 
 @dataclasses.dataclass(frozen=True)
 class Derivation:
-    """One derived result: where it belongs, the formula (LaTeX), what it assumes, its tests."""
+    """One derived result: where it belongs, the formula (LaTeX), what it assumes, its tests.
+
+    See docs/theory.md §4.1.
+    """
     section: str
     title: str
     latex: str
@@ -126,7 +129,10 @@ def _configs():
 def check_compact_jacobians(n_points: int = 3, seed: int = 0, rtol: float = 1e-10) -> int:
     """Compare every compact Jacobian with SymPy's ``jacobian`` of the update map at seeded
     random points (H = 2, D = 1, with and without LayerNorm). Raises ``AssertionError`` naming
-    the cell on a mismatch; returns the number of configurations checked."""
+    the cell on a mismatch; returns the number of configurations checked.
+
+    See docs/cells.md §1.7.
+    """
     rng = np.random.default_rng(seed)
     count = 0
     for cell, conv, ln in _configs():

@@ -75,6 +75,10 @@ w = sp.Symbol("w")  # commuting scalar stand-in for W
 # ============================================================================================
 @dataclass(frozen=True)
 class ProductExpansion:
+    """Result of :func:`product_expansion`: the product Π (A_i + εB_i) and its expansion.
+
+    See docs/theory.md §4.2.
+    """
     n: int
     A: tuple  # non-commutative symbols A_1..A_n (product order: A_1 leftmost)
     B: tuple
@@ -90,7 +94,10 @@ def _nc_symbols(n: int):
 
 @functools.lru_cache(maxsize=None)
 def product_expansion(n: int) -> ProductExpansion:
-    """Π_{i=1}^{n}(A_i + εB_i) and its full ``expand`` (2^n words; keep n ≲ 10)."""
+    """Π_{i=1}^{n}(A_i + εB_i) and its full ``expand`` (2^n words; keep n ≲ 10).
+
+    See docs/theory.md §4.2.
+    """
     if n < 1:
         raise ValueError("n >= 1")
     A, B = _nc_symbols(n)
@@ -100,7 +107,10 @@ def product_expansion(n: int) -> ProductExpansion:
 
 @functools.lru_cache(maxsize=None)
 def product_coefficient(n: int, order: int) -> sp.Expr:
-    """Coefficient of ε^order in the expanded product (``expand`` + ``coeff``)."""
+    """Coefficient of ε^order in the expanded product (``expand`` + ``coeff``).
+
+    See docs/theory.md §4.2.
+    """
     return product_expansion(n).expanded.coeff(eps, order)
 
 
@@ -115,24 +125,33 @@ def _taylor_coefficient(n: int, order: int) -> sp.Expr:
 
 
 def first_order_coefficient(n: int) -> sp.Expr:
-    """L₁ (ε¹ coefficient), derived by differentiating the product in ε at 0."""
+    """L₁ (ε¹ coefficient), derived by differentiating the product in ε at 0.
+
+    See docs/theory.md §4.2.
+    """
     return _taylor_coefficient(n, 1)
 
 
 def second_order_coefficient(n: int) -> sp.Expr:
-    """ε² coefficient, derived as (1/2) d²/dε² of the product at 0."""
+    """ε² coefficient, derived as (1/2) d²/dε² of the product at 0 (docs/theory.md §4.2)."""
     return _taylor_coefficient(n, 2)
 
 
 def first_order_closed_form(n: int) -> sp.Expr:
     """The documented statement L₁ = Σ_i (Π_{j<i} A_j) B_i (Π_{j>i} A_j), built for comparison
-    with the derivations (tests check they are identical)."""
+    with the derivations (tests check they are identical).
+
+    See docs/theory.md §4.2.
+    """
     A, B = _nc_symbols(n)
     return sp.Add(*[sp.Mul(*A[:i], B[i], *A[i + 1:]) for i in range(n)])
 
 
 def second_order_closed_form(n: int) -> sp.Expr:
-    """Σ_{i<k} (Π_{j<i}A_j) B_i (Π_{i<j<k}A_j) B_k (Π_{j>k}A_j) (for comparison)."""
+    """Σ_{i<k} (Π_{j<i}A_j) B_i (Π_{i<j<k}A_j) B_k (Π_{j>k}A_j) (for comparison).
+
+    See docs/theory.md §4.2.
+    """
     A, B = _nc_symbols(n)
     terms = [sp.Mul(*A[:i], B[i], *A[i + 1:m], B[m], *A[m + 1:])
              for i in range(n) for m in range(i + 1, n)]
@@ -163,6 +182,8 @@ def evaluate_words(expr: sp.Expr, As, Bs) -> np.ndarray:
     each word A_1 B_2 A_3 ... becomes the matrix product As[0] @ Bs[1] @ As[2] @ ...
 
     ``As``, ``Bs``: sequences of n square arrays (same shape), index i ↔ A_{i+1}, B_{i+1}.
+
+    See docs/theory.md §4.2.
     """
     As = [np.asarray(a, dtype=np.float64) for a in As]
     Bs = [np.asarray(b, dtype=np.float64) for b in Bs]
@@ -186,17 +207,26 @@ def _word_structure_cached(expr, n):
 
 
 def first_order_numeric(As, Bs) -> np.ndarray:
-    """L₁ evaluated on matrices through the derived word structure (n = len(As))."""
+    """L₁ evaluated on matrices through the derived word structure (n = len(As)).
+
+    See docs/theory.md §4.2.
+    """
     return evaluate_words(first_order_coefficient(len(As)), As, Bs)
 
 
 def second_order_numeric(As, Bs) -> np.ndarray:
-    """ε² coefficient evaluated on matrices through the derived word structure."""
+    """ε² coefficient evaluated on matrices through the derived word structure.
+
+    See docs/theory.md §4.2.
+    """
     return evaluate_words(second_order_coefficient(len(As)), As, Bs)
 
 
 def product_numeric(As, Bs, epsilon: float) -> np.ndarray:
-    """F(ε) = Π_i (A_i + εB_i) numerically (A_1 leftmost), the reference for the expansions."""
+    """F(ε) = Π_i (A_i + εB_i) numerically (A_1 leftmost), the reference for the expansions.
+
+    See docs/theory.md §4.2.
+    """
     out = np.eye(np.asarray(As[0]).shape[0])
     for a, b in zip(As, Bs):
         out = out @ (np.asarray(a, np.float64) + epsilon * np.asarray(b, np.float64))
@@ -208,6 +238,10 @@ def product_numeric(As, Bs, epsilon: float) -> np.ndarray:
 # ============================================================================================
 @dataclass(frozen=True)
 class GammaExpansion:
+    """Result of :func:`gamma_expansion`: Γ⁰, the first-order expansion and Γ.
+
+    See docs/theory.md §4.2.
+    """
     n: int
     d: tuple  # leaks d_1..d_n
     r: tuple  # diagonal corrections r_1..r_n
@@ -220,7 +254,10 @@ class GammaExpansion:
 @functools.lru_cache(maxsize=None)
 def gamma_expansion(n: int) -> GammaExpansion:
     """First-order expansion of Π_{j=1}^{n}(d_j + r_j) in the r_j (scaling ε on r, ``series`` to
-    order 1, ε → 1), factored by Γ⁰ = Π d_j."""
+    order 1, ε → 1), factored by Γ⁰ = Π d_j.
+
+    See docs/theory.md §4.2.
+    """
     d = sp.symbols(f"d_1:{n + 1}", nonzero=True)
     r = sp.symbols(f"r_1:{n + 1}")
     F = sp.Mul(*[dj + eps * rj for dj, rj in zip(d, r)])
@@ -263,7 +300,10 @@ def _gamma_lambdas(n: int):
 
 
 def gamma_fn(n: int):
-    """NumPy Γ(d, r) for arrays d, r of shape (n, ...) (leading axis = the n factors)."""
+    """NumPy Γ(d, r) for arrays d, r of shape (n, ...) (leading axis = the n factors).
+
+    See docs/theory.md §4.2.
+    """
     f1, _ = _gamma_lambdas(n)
 
     def gamma(d, r):
@@ -277,7 +317,7 @@ def gamma_fn(n: int):
 
 
 def gamma_zero_order_fn(n: int):
-    """NumPy Γ⁰(d) = Π d_j for d of shape (n, ...)."""
+    """NumPy Γ⁰(d) = Π d_j for d of shape (n, ...) (docs/theory.md §4.2)."""
     _, f0 = _gamma_lambdas(n)
 
     def gamma0(d):
@@ -294,6 +334,10 @@ def gamma_zero_order_fn(n: int):
 # ============================================================================================
 @dataclass(frozen=True)
 class ConstGateTransport:
+    """Result of :func:`constgate_transport`: exact, first-order and remainder of M_ℓ.
+
+    See docs/theory.md §4.2.
+    """
     exact: sp.Expr  # ((1−s) + s w)^ℓ, w the commuting stand-in for W
     first_order: sp.Expr  # (1−s)^ℓ + ℓ s (1−s)^{ℓ−1} w
     coefficient: sp.Expr  # a_k(ℓ, s): coefficient of w^k (binomial)
@@ -312,6 +356,8 @@ def constgate_transport() -> ConstGateTransport:
       gives the recurrence c_{k+1} = s(ℓ−k) c_k, c_0 = 1, solved by ``rsolve``;
       a_k = c_k (1−s)^{ℓ−k}/k! (Taylor at w = 0) = binomial(ℓ,k) s^k (1−s)^{ℓ−k};
     * remainder: Σ_{k=2}^{ℓ} a_k w^k (= exact − first order).
+
+    See docs/theory.md §4.2.
     """
     base = (1 - s) + s * w
     exact = base**ell
@@ -342,20 +388,20 @@ def _constgate_lambdas():
 
 
 def constgate_exact_numeric(W, s_val: float, ell_val: int) -> np.ndarray:
-    """M_ℓ = ((1−s)I + sW)^ℓ by numpy matrix power (the reference)."""
+    """M_ℓ = ((1−s)I + sW)^ℓ by numpy matrix power (the reference; docs/theory.md §4.2)."""
     W = np.asarray(W, np.float64)
     return np.linalg.matrix_power((1 - s_val) * np.eye(W.shape[0]) + s_val * W, int(ell_val))
 
 
 def constgate_first_order_numeric(W, s_val: float, ell_val: int) -> np.ndarray:
-    """The derived first-order transport c₀(s,ℓ) I + c₁(s,ℓ) W."""
+    """The derived first-order transport c₀(s,ℓ) I + c₁(s,ℓ) W (docs/theory.md §4.2)."""
     c0, c1, _, _ = _constgate_lambdas()
     W = np.asarray(W, np.float64)
     return c0(s_val, ell_val) * np.eye(W.shape[0]) + c1(s_val, ell_val) * W
 
 
 def constgate_remainder_numeric(W, s_val: float, ell_val: int) -> np.ndarray:
-    """The derived remainder Σ_{k=2}^{ℓ} a_k(ℓ,s) W^k."""
+    """The derived remainder Σ_{k=2}^{ℓ} a_k(ℓ,s) W^k (docs/theory.md §4.2)."""
     _, _, ak, _ = _constgate_lambdas()
     W = np.asarray(W, np.float64)
     out = np.zeros_like(W)
@@ -368,7 +414,10 @@ def constgate_remainder_numeric(W, s_val: float, ell_val: int) -> np.ndarray:
 
 def constgate_remainder_bound_fn():
     """f(s, ell, w) = ((1−s)+s w)^ℓ − (1−s)^ℓ − ℓ s(1−s)^{ℓ−1} w; at w = ‖W‖ (any submultiplicative
-    norm) it bounds ‖remainder‖ since every a_k ≥ 0."""
+    norm) it bounds ‖remainder‖ since every a_k ≥ 0.
+
+    See docs/theory.md §4.2.
+    """
     return _constgate_lambdas()[3]
 
 
@@ -382,7 +431,10 @@ def _u_symbols(n: int):
 @functools.lru_cache(maxsize=None)
 def leaky_unrolled(n: int):
     """Iterate h_t = (1−s)h_{t−1} + s u_t from h_0 for n steps (symbolic). Returns
-    (h_n expanded, (u_1..u_n), h_0)."""
+    (h_n expanded, (u_1..u_n), h_0).
+
+    See docs/theory.md §4.2.
+    """
     u = _u_symbols(n)
     h0 = sp.Symbol("h_0")
     h = h0
@@ -394,14 +446,20 @@ def leaky_unrolled(n: int):
 @functools.lru_cache(maxsize=None)
 def leaky_kernel() -> sp.Expr:
     """Weight of u_{t−i} in h_t: the impulse response c_i = (1−s)c_{i−1}, c_0 = s (``rsolve``)
-    -> s (1−s)^i, in the symbol ``i``."""
+    -> s (1−s)^i, in the symbol ``i``.
+
+    See docs/theory.md §4.2.
+    """
     c = sp.Function("c")
     return sp.rsolve(c(i_) - (1 - s) * c(i_ - 1), c(i_), {c(0): s})
 
 
 @functools.lru_cache(maxsize=None)
 def leaky_initial_factor() -> sp.Expr:
-    """Weight of h_0 in h_t: c_t = (1−s)c_{t−1}, c_0 = 1 -> (1−s)^t (in the symbol ``i`` = t)."""
+    """Weight of h_0 in h_t: c_t = (1−s)c_{t−1}, c_0 = 1 -> (1−s)^t (in the symbol ``i`` = t).
+
+    See docs/theory.md §4.2.
+    """
     c = sp.Function("c")
     return sp.rsolve(c(i_) - (1 - s) * c(i_ - 1), c(i_), {c(0): 1})
 
@@ -409,7 +467,10 @@ def leaky_initial_factor() -> sp.Expr:
 @functools.lru_cache(maxsize=None)
 def heavy_ball_unrolled(n: int):
     """Iterate the momentum buffer v_k = β v_{k−1} + g_k from v_0 = 0 for n steps.
-    Returns (v_n expanded, (g_1..g_n))."""
+    Returns (v_n expanded, (g_1..g_n)).
+
+    See docs/theory.md §4.2.
+    """
     g = sp.symbols(f"g_1:{n + 1}")
     v = sp.S.Zero
     for t in range(n):
@@ -419,7 +480,10 @@ def heavy_ball_unrolled(n: int):
 
 @functools.lru_cache(maxsize=None)
 def heavy_ball_kernel() -> sp.Expr:
-    """Weight of g_{k−i} in v_k: c_i = β c_{i−1}, c_0 = 1 (``rsolve``) -> β^i."""
+    """Weight of g_{k−i} in v_k: c_i = β c_{i−1}, c_0 = 1 (``rsolve``) -> β^i.
+
+    See docs/theory.md §4.2.
+    """
     c = sp.Function("c")
     return sp.rsolve(c(i_) - beta * c(i_ - 1), c(i_), {c(0): 1})
 
@@ -427,21 +491,30 @@ def heavy_ball_kernel() -> sp.Expr:
 @functools.lru_cache(maxsize=None)
 def leaky_over_heavy_ball() -> sp.Expr:
     """Leaky kernel / heavy-ball kernel at β = 1 − s: the constant s, i.e. the leaky state is
-    s × (heavy-ball sum of the inputs with β = 1 − s)."""
+    s × (heavy-ball sum of the inputs with β = 1 − s).
+
+    See docs/theory.md §4.2.
+    """
     return sp.simplify(leaky_kernel() / heavy_ball_kernel().subs(beta, 1 - s))
 
 
 @functools.lru_cache(maxsize=None)
 def lag_schedule() -> sp.Expr:
     """Zero-order lag factor of a constant gate: Π_{j=1}^{ℓ} d_j with d_j = 1 − s (``product``)
-    -> μ_ℓ ∝ (1−s)^ℓ."""
+    -> μ_ℓ ∝ (1−s)^ℓ.
+
+    See docs/theory.md §4.2.
+    """
     j = sp.Symbol("j", integer=True, positive=True)
     return sp.product(1 - s, (j, 1, ell))
 
 
 @functools.lru_cache(maxsize=None)
 def time_constant() -> sp.Expr:
-    """τ with μ_ℓ = exp(−ℓ/τ): solve log μ_ℓ = −ℓ/τ (0 < s < 1) -> −1/log(1−s)."""
+    """τ with μ_ℓ = exp(−ℓ/τ): solve log μ_ℓ = −ℓ/τ (0 < s < 1) -> −1/log(1−s).
+
+    See docs/theory.md §4.2.
+    """
     tau = sp.Symbol("tau", positive=True)
     logmu = sp.expand_log(sp.log(lag_schedule()), force=True)
     sol = sp.solve(sp.Eq(logmu, -ell / tau), tau)
@@ -451,5 +524,5 @@ def time_constant() -> sp.Expr:
 
 
 def time_constant_fn():
-    """NumPy τ(s) = −1/log(1−s)."""
+    """NumPy τ(s) = −1/log(1−s) (docs/theory.md §4.2)."""
     return sp.lambdify([s], time_constant(), modules="numpy")

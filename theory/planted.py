@@ -122,7 +122,10 @@ def _growth_q(law):
 
 
 def envelope(law, lags, params=None):
-    """f(ℓ) of the law on the lags (SymPy-lambdified definition, theory.scaling.envelope_fn)."""
+    """f(ℓ) of the law on the lags (SymPy-lambdified definition, theory.scaling.envelope_fn).
+
+    See docs/theory.md §4.4.
+    """
     name, p = _param(law, params)
     lags = np.asarray(lags, dtype=float)
     if law == "logarithmic" and not (lags > 1).all():
@@ -131,7 +134,10 @@ def envelope(law, lags, params=None):
 
 
 def planted_samples(law, params, alpha, sigma, c, lags, n_samples, seed=0):
-    """(n_lags, n_samples) array X = c f(ℓ) + SαS(α, σ) (lwsim's CMS sampler), one row per lag."""
+    """(n_lags, n_samples) array X = c f(ℓ) + SαS(α, σ) (lwsim's CMS sampler), one row per lag.
+
+    See docs/theory.md §4.4.
+    """
     f = envelope(law, lags, params)
     noise = stats.sample_sas(alpha, sigma, size=(f.size, int(n_samples)), seed=seed)
     return c * f[:, None] + noise
@@ -140,7 +146,7 @@ def planted_samples(law, params, alpha, sigma, c, lags, n_samples, seed=0):
 # ------------------------------------------------------------------------------------ grid
 @dataclasses.dataclass(frozen=True)
 class GridChoice:
-    """Output of :func:`choose_grid`."""
+    """Output of :func:`choose_grid` (docs/theory.md §4.4)."""
     c: float                # signal gain used (chosen when c=None)
     n_grid: np.ndarray      # geometric budgets
     lag_lo: float           # H_N = lag_lo at n_grid[0]
@@ -160,7 +166,10 @@ def _edges(lags, lo=3.0, hi_frac=0.8):
 def choose_grid(law, params, alpha, sigma, eps, lags, n_samples, c=None, margin=MARGIN,
                 n_points=N_POINTS, lag_lo=None, lag_hi=None, anchor="center"):
     """N grid on which the derived H_N sweeps lag_lo → lag_hi (default 3 → 0.8·max lag) while
-    the window-edge signal beats the sample-mean noise by ``margin`` (rule: module docstring)."""
+    the window-edge signal beats the sample-mean noise by ``margin`` (rule: module docstring).
+
+    See docs/theory.md §4.4.
+    """
     name, p = _param(law, params)
     if anchor not in ("center", "start"):
         raise ValueError(f"anchor must be 'center' or 'start', got {anchor!r}")
@@ -192,7 +201,10 @@ def choose_grid(law, params, alpha, sigma, eps, lags, n_samples, c=None, margin=
 # ------------------------------------------------------------------------------------ theory
 def theory_window(law, n_grid, alpha, sigma, c, eps, params=None, kappa_of=None):
     """Derived H_N (continuous) on n_grid: learnability_window_fn(law) with κ = kappa_of(α)
-    (default theory.stable's κ_α) and A = εσ/c. ``kappa_of`` exists for mutation tests."""
+    (default theory.stable's κ_α) and A = εσ/c. ``kappa_of`` exists for mutation tests.
+
+    See docs/theory.md §4.4.
+    """
     name, p = _param(law, params)
     k = float((kappa_of or _kappa())(alpha))
     with np.errstate(all="ignore"):
@@ -202,7 +214,10 @@ def theory_window(law, n_grid, alpha, sigma, c, eps, params=None, kappa_of=None)
 
 
 def grid_index(lags, h):
-    """Number of lags ≤ h (the grid window max{ℓ ≤ h} is lags[index − 1]; index 0: none)."""
+    """Number of lags ≤ h (the grid window max{ℓ ≤ h} is lags[index − 1]; index 0: none).
+
+    See docs/theory.md §4.4.
+    """
     lags = np.sort(np.asarray(lags, dtype=float))
     h = np.nan_to_num(np.asarray(h, dtype=float), nan=-np.inf)
     return np.searchsorted(lags * (1 - 1e-12), h, side="right")  # H_N = ℓ up to rounding counts
@@ -216,6 +231,8 @@ def growth_fit(law, lags, n_grid, h, min_points=4):
     The slope is the least-squares slope of growth_quantity(Ĥ_j) (theory.scaling: H, log H,
     log log H) against log of those crossings. Using crossings instead of every point avoids the
     floor bias of Ĥ_N ≤ H_N. ``mask``: the N points used. nan when < min_points crossings.
+
+    See docs/theory.md §4.4.
     """
     lags = np.sort(np.asarray(lags, dtype=float))
     n_grid = np.asarray(n_grid, dtype=float)
@@ -240,7 +257,10 @@ def growth_fit(law, lags, n_grid, h, min_points=4):
 def theory_band(law, n_grid, alpha, sigma, c, eps, params=None, d_alpha=D_ALPHA, d_A=D_A,
                 kappa_of=None):
     """(lo, hi): envelope of the derived H_N over α' ∈ {α − d_alpha, α, α + d_alpha} ∩ (1, 2]
-    and A' = A·{1 − d_A, 1, 1 + d_A} — the window's sensitivity to the estimator's precision."""
+    and A' = A·{1 − d_A, 1, 1 + d_A} — the window's sensitivity to the estimator's precision.
+
+    See docs/theory.md §4.4.
+    """
     hs = []
     for a in (alpha - d_alpha, alpha, min(alpha + d_alpha, 2.0)):
         if a <= 1.0:
@@ -258,7 +278,10 @@ def _exponent_fn(law):
 
 
 def theory_exponent(law, alpha, params=None, kappa_of=None):
-    """Derived growth exponent (theory.scaling.growth_exponent): 1/(λκ), 1/(κβ) or 1/(κγ)."""
+    """Derived growth exponent (theory.scaling.growth_exponent): 1/(λκ), 1/(κβ) or 1/(κγ).
+
+    See docs/theory.md §4.4.
+    """
     _, p = _param(law, params)
     return float(_exponent_fn(law)(float((kappa_of or _kappa())(alpha)), p))
 
@@ -266,7 +289,10 @@ def theory_exponent(law, alpha, params=None, kappa_of=None):
 def exponent_tolerance(alpha, d_alpha=EXP_D_ALPHA, base=EXP_BASE):
     """Relative tolerance on the fitted growth exponent: ``base`` (fit of a stepped window on
     ~20–60 crossings) + the relative change of κ for an α̂ error of ``d_alpha`` (the exponent is
-    ∝ 1/κ and dκ/dα = −1/(α−1)²): 0.048 at α = 2, 0.07 at 1.4, 0.11 at 1.2, 0.20 at 1.1."""
+    ∝ 1/κ and dκ/dα = −1/(α−1)²): 0.048 at α = 2, 0.07 at 1.4, 0.11 at 1.2, 0.20 at 1.1.
+
+    See docs/theory.md §4.4.
+    """
     k = _kappa()
     return float(base + abs(k(max(alpha - d_alpha, 1.0 + 1e-3)) / k(alpha) - 1.0))
 

@@ -30,7 +30,7 @@ def _symbol_latex(name: str) -> str:
 
 
 def latex(expr: sp.Expr) -> str:
-    """sp.latex with lwsim element symbols and ``lam`` rendered readably."""
+    """sp.latex with lwsim element symbols and ``lam`` rendered readably (docs/derivations.md)."""
     names = {a: _symbol_latex(a.name) for a in expr.free_symbols if isinstance(a, sp.Symbol)}
     return sp.latex(expr, symbol_names=names)
 
@@ -121,7 +121,7 @@ def _cell_results(H: int, D: int, layernorm: bool):
 
 def results(sections=("cells", "expansion", "stable", "scaling"), n: int = 3, H: int = 2,
             D: int = 1, layernorm: bool = False):
-    """List of (section, title, latex) for the requested sections."""
+    """List of (section, title, latex) for the requested sections (docs/derivations.md)."""
     out = []
     if "cells" in sections:
         out += _cell_results(H, D, layernorm)
@@ -135,6 +135,10 @@ def results(sections=("cells", "expansion", "stable", "scaling"), n: int = 3, H:
 
 
 def render(items) -> str:
+    """The LaTeX text of (section, title, latex) items, one comment line per section.
+
+    See docs/derivations.md.
+    """
     lines = []
     section = None
     for sec, title, tex in items:

@@ -59,12 +59,12 @@ def _check(law: str) -> str:
 
 
 def law_parameter(law: str) -> sp.Symbol:
-    """The decay parameter of the law: lam, beta or gamma."""
+    """The decay parameter of the law: lam, beta or gamma (docs/theory.md §4.4)."""
     return _PARAM[_check(law)]
 
 
 def envelope(law: str, x: sp.Expr = ell) -> sp.Expr:
-    """f(ℓ) of the law (the definition)."""
+    """f(ℓ) of the law (the definition; docs/theory.md §4.4)."""
     law = _check(law)
     if law == "exponential":
         return C * sp.exp(-lam * x)
@@ -74,12 +74,12 @@ def envelope(law: str, x: sp.Expr = ell) -> sp.Expr:
 
 
 def envelope_fn(law: str):
-    """NumPy f(ell, C, param)."""
+    """NumPy f(ell, C, param) (docs/theory.md §4.4)."""
     return sp.lambdify([ell, C, law_parameter(law)], envelope(law), modules="numpy")
 
 
 def A_definition() -> sp.Expr:
-    """A = εσ/c."""
+    """A = εσ/c (docs/theory.md §4.4)."""
     return epsilon * sigma / c
 
 
@@ -91,7 +91,10 @@ def snr(law: str) -> sp.Expr:
 @functools.lru_cache(maxsize=None)
 def sample_complexity(law: str) -> sp.Expr:
     """N(ℓ): solve SNR(ℓ, N) = ε for N, then write εσ/c = A  ->  A^κ f(ℓ)^{−κ} (as a function
-    of ℓ)."""
+    of ℓ).
+
+    See docs/theory.md §4.4.
+    """
     sol = sp.solve(sp.Eq(snr(law), epsilon), N)
     if len(sol) != 1:
         raise RuntimeError(f"unexpected solutions {sol}")
@@ -111,7 +114,10 @@ def _tidy(e: sp.Expr) -> sp.Expr:
 @functools.lru_cache(maxsize=None)
 def learnability_window(law: str) -> sp.Expr:
     """H_N in the symbols N, kappa, C, A and the law's parameter: the root in ℓ of
-    f(ℓ) = A N^{−1/κ} (``solve``); f decreasing, so it is sup{ℓ : f(ℓ) ≥ A N^{−1/κ}}."""
+    f(ℓ) = A N^{−1/κ} (``solve``); f decreasing, so it is sup{ℓ : f(ℓ) ≥ A N^{−1/κ}}.
+
+    See docs/theory.md §4.4.
+    """
     law = _check(law)
     sol = sp.solve(sp.Eq(envelope(law), A * N ** (-1 / kappa)), ell)
     if len(sol) != 1:
@@ -126,7 +132,10 @@ def learnability_window(law: str) -> sp.Expr:
 
 
 def learnability_window_fn(law: str):
-    """NumPy H_N taking keyword arguments N, kappa, C, A and lam / beta / gamma."""
+    """NumPy H_N taking keyword arguments N, kappa, C, A and lam / beta / gamma.
+
+    See docs/theory.md §4.4.
+    """
     return sp.lambdify([N, kappa, C, A, law_parameter(law)], learnability_window(law),
                        modules="numpy")
 
@@ -134,19 +143,28 @@ def learnability_window_fn(law: str):
 @functools.lru_cache(maxsize=None)
 def samples_needed(law: str) -> sp.Expr:
     """N needed to reach the horizon H: the sample complexity at ℓ = H (symbols H, kappa, C, A,
-    parameter). It is the inverse of ``learnability_window`` (checked by the tests)."""
+    parameter). It is the inverse of ``learnability_window`` (checked by the tests).
+
+    See docs/theory.md §4.4.
+    """
     return sample_complexity(law).subs(ell, H)
 
 
 def samples_needed_fn(law: str):
-    """NumPy N(H) taking keyword arguments H, kappa, C, A and lam / beta / gamma."""
+    """NumPy N(H) taking keyword arguments H, kappa, C, A and lam / beta / gamma.
+
+    See docs/theory.md §4.4.
+    """
     return sp.lambdify([H, kappa, C, A, law_parameter(law)], samples_needed(law),
                        modules="numpy")
 
 
 def growth_quantity(law: str, h: sp.Expr) -> sp.Expr:
     """The quantity whose slope in log N is the growth exponent: H_N (exponential law),
-    log H_N (power law), log log H_N (logarithmic law)."""
+    log H_N (power law), log log H_N (logarithmic law).
+
+    See docs/theory.md §4.4.
+    """
     law = _check(law)
     if law == "exponential":
         return h
@@ -157,25 +175,32 @@ def growth_quantity(law: str, h: sp.Expr) -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def growth_exponent(law: str) -> sp.Expr:
-    """d growth_quantity(H_N) / d log N (``diff`` with N = e^u): 1/(λκ), 1/(κβ), 1/(κγ)."""
+    """d growth_quantity(H_N) / d log N (``diff`` with N = e^u): 1/(λκ), 1/(κβ), 1/(κγ).
+
+    See docs/theory.md §4.4.
+    """
     hu = learnability_window(law).subs(N, sp.exp(_u))
     q = sp.expand_log(growth_quantity(law, hu), force=True)
     return sp.simplify(sp.diff(q, _u))
 
 
 def regime(law: str) -> str:
+    """How H_N grows with N under ``law``, as one sentence (docs/theory.md §4.4)."""
     return _REGIME[_check(law)]
 
 
 @functools.lru_cache(maxsize=None)
 def window_kappa_derivative(law: str) -> sp.Expr:
-    """∂H_N/∂κ (symbols N, kappa, C, A, parameter)."""
+    """∂H_N/∂κ (symbols N, kappa, C, A, parameter; docs/theory.md §4.4)."""
     return sp.simplify(sp.diff(learnability_window(law), kappa))
 
 
 @functools.lru_cache(maxsize=None)
 def window_shrinks_with_kappa(law: str) -> bool:
     """SymPy's sign verdict on ∂H_N/∂κ for N > 1 (N = e^u, u > 0, all parameters positive):
-    True when the derivative is provably negative."""
+    True when the derivative is provably negative.
+
+    See docs/theory.md §4.4.
+    """
     d = sp.simplify(sp.diff(learnability_window(law).subs(N, sp.exp(_u)), kappa))
     return bool(d.is_negative)

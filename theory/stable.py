@@ -36,19 +36,19 @@ _sigma_N = sp.Symbol("sigma_N", positive=True)
 
 
 def characteristic_function() -> sp.Expr:
-    """φ(t) = exp(−σ^α |t|^α) of SαS(α, σ) (the definition)."""
+    """φ(t) = exp(−σ^α |t|^α) of SαS(α, σ) (the definition; docs/theory.md §4.3)."""
     return sp.exp(-sigma**alpha * sp.Abs(t) ** alpha)
 
 
 @functools.lru_cache(maxsize=None)
 def sample_mean_characteristic_function() -> sp.Expr:
-    """φ of the mean of N i.i.d. copies: φ(t/N)^N, simplified."""
+    """φ of the mean of N i.i.d. copies: φ(t/N)^N, simplified (docs/theory.md §4.3)."""
     return sp.simplify(sp.powsimp(characteristic_function().subs(t, t / N) ** N, force=True))
 
 
 @functools.lru_cache(maxsize=None)
 def sample_mean_scale() -> sp.Expr:
-    """σ_N solving log φ(t/N)^N = −σ_N^α t^α  ->  σ N^{1/α − 1}."""
+    """σ_N solving log φ(t/N)^N = −σ_N^α t^α  ->  σ N^{1/α − 1} (docs/theory.md §4.3)."""
     lhs = sp.expand_log(sp.log(characteristic_function().subs(t, t / N) ** N), force=True)
     sol = sp.solve(sp.Eq(lhs, -_sigma_N**alpha * t**alpha), _sigma_N)
     if len(sol) != 1:
@@ -58,14 +58,17 @@ def sample_mean_scale() -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def mean_scale_exponent() -> sp.Expr:
-    """d log σ_N / d log N  ->  1/α − 1 = (1 − α)/α."""
+    """d log σ_N / d log N  ->  1/α − 1 = (1 − α)/α (docs/theory.md §4.3)."""
     u = sp.Symbol("u", real=True)
     return sp.simplify(sp.diff(sp.log(sample_mean_scale().subs(N, sp.exp(u))), u))
 
 
 @functools.lru_cache(maxsize=None)
 def kappa_alpha() -> sp.Expr:
-    """κ_α from σ_N = σ N^{−1/κ}: solve d log σ_N/d log N = −1/κ for κ -> α/(α − 1)."""
+    """κ_α from σ_N = σ N^{−1/κ}: solve d log σ_N/d log N = −1/κ for κ -> α/(α − 1).
+
+    See docs/theory.md §4.3.
+    """
     sol = sp.solve(sp.Eq(mean_scale_exponent(), -1 / kappa), kappa)
     if len(sol) != 1:
         raise RuntimeError(f"unexpected solutions {sol}")
@@ -74,7 +77,7 @@ def kappa_alpha() -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def alpha_of_kappa() -> sp.Expr:
-    """Inverse of κ_α: α = κ/(κ − 1)."""
+    """Inverse of κ_α: α = κ/(κ − 1) (docs/theory.md §4.3)."""
     sol = sp.solve(sp.Eq(kappa, kappa_alpha()), alpha)
     if len(sol) != 1:
         raise RuntimeError(f"unexpected solutions {sol}")
@@ -83,27 +86,30 @@ def alpha_of_kappa() -> sp.Expr:
 
 @functools.lru_cache(maxsize=None)
 def sample_mean_scale_kappa() -> sp.Expr:
-    """σ_N written with κ: substitute α = α(κ) -> σ N^{−1/κ}."""
+    """σ_N written with κ: substitute α = α(κ) -> σ N^{−1/κ} (docs/theory.md §4.3)."""
     e = sample_mean_scale().subs(alpha, alpha_of_kappa())
     return sp.powsimp(sp.simplify(e), force=True)
 
 
 @functools.lru_cache(maxsize=None)
 def dkappa_dalpha() -> sp.Expr:
-    """dκ_α/dα = −1/(α−1)² < 0: heavier tails (smaller α) mean larger κ."""
+    """dκ_α/dα = −1/(α−1)² < 0: heavier tails (smaller α) mean larger κ (docs/theory.md §4.3)."""
     return sp.simplify(sp.diff(kappa_alpha(), alpha))
 
 
 def kappa_fn():
-    """NumPy κ(α) = α/(α − 1)."""
+    """NumPy κ(α) = α/(α − 1) (docs/theory.md §4.3)."""
     return sp.lambdify([alpha], kappa_alpha(), modules="numpy")
 
 
 def sample_mean_scale_fn():
-    """NumPy σ_N(sigma, N, alpha) = σ N^{1/α − 1} (keyword names sigma, N, alpha)."""
+    """NumPy σ_N(sigma, N, alpha) = σ N^{1/α − 1} (keyword names sigma, N, alpha).
+
+    See docs/theory.md §4.3.
+    """
     return sp.lambdify([sigma, N, alpha], sample_mean_scale(), modules="numpy")
 
 
 def characteristic_function_fn():
-    """NumPy φ(t, sigma, alpha) of SαS."""
+    """NumPy φ(t, sigma, alpha) of SαS (docs/theory.md §4.3)."""
     return sp.lambdify([t, sigma, alpha], characteristic_function(), modules="numpy")

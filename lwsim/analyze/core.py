@@ -28,7 +28,10 @@ SIGNAL_FLOOR = 1e-12      # f(ℓ) ≤ this × max f: no signal left at that lag
 
 
 def default_lags(T):
-    """1 … ⌊T/2⌋: every lag up to 32, else up to 32 log-spaced integer lags (duplicates merged)."""
+    """1 … ⌊T/2⌋: every lag up to 32, else up to 32 log-spaced integer lags (duplicates merged).
+
+    See docs/analyze.md.
+    """
     hi = max(1, T // 2)
     if hi <= 32:
         return list(range(1, hi + 1))
@@ -36,7 +39,10 @@ def default_lags(T):
 
 
 def default_n_grid(B):
-    """Log-spaced integer budgets from min(25, B) up to B, the number of available sequences."""
+    """Log-spaced integer budgets from min(25, B) up to B, the number of available sequences.
+
+    See docs/analyze.md.
+    """
     lo = min(25, B)
     return sorted({int(v) for v in np.round(np.geomspace(lo, B, 10))}) if B > lo else [B]
 
@@ -47,6 +53,8 @@ def resolve_rates(rates, params):
     None → unit SGD rate η = 1 (the envelope is then the gates' own transport); a number → SGD η;
     an lwsim optimizer (anything with ``rates()``); an lwsim optimizer ``state_dict()``; a name
     ("sgd", "momentum") or (name, hyper-parameters). Adaptive optimizers need their state.
+
+    See docs/analyze.md.
     """
     if rates is None:
         return 1.0, "none given: unit SGD rate η = 1 (Λ = 1, f(ℓ) is the gates' transport alone)"

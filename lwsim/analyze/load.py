@@ -49,7 +49,10 @@ _HYPER_TYPES = {"lr": float, "eps": float, "weight_decay": float, "momentum": fl
 
 
 class LoadError(ValueError):
-    """A user file is unsafe, malformed or does not match the cell (the message names it)."""
+    """A user file is unsafe, malformed or does not match the cell (the message names it).
+
+    See docs/analyze.md.
+    """
 
 
 # ----------------------------------------------------------------------------- headers
@@ -129,13 +132,19 @@ def _npz_header(path):
 
 
 def read_header(path):
-    """({key: (shape, dtype)}, metadata) from the file's headers only (no array data read)."""
+    """({key: (shape, dtype)}, metadata) from the file's headers only (no array data read).
+
+    See docs/analyze.md.
+    """
     kind = _kind(path)
     return _safetensors_header(path) if kind == "safetensors" else _npz_header(path)
 
 
 def read_arrays(path, keys=None) -> dict:
-    """The arrays of ``path`` (all, or ``keys``), after :func:`read_header` has vetted it."""
+    """The arrays of ``path`` (all, or ``keys``), after :func:`read_header` has vetted it.
+
+    See docs/analyze.md.
+    """
     kind = _kind(path)
     if kind == "safetensors":
         from safetensors.numpy import load_file
@@ -147,7 +156,10 @@ def read_arrays(path, keys=None) -> dict:
 
 
 def check_keys(path, specs, expected, optional=None, what="") -> None:
-    """Exactly the ``expected`` keys (plus ``optional``) with their shapes, else LoadError."""
+    """Exactly the ``expected`` keys (plus ``optional``) with their shapes, else LoadError.
+
+    See docs/analyze.md.
+    """
     optional = optional or {}
     missing = sorted(set(expected) - set(specs))
     extra = sorted(set(specs) - set(expected) - set(optional))
@@ -171,7 +183,10 @@ def _finite(path, arrays):
 
 # ----------------------------------------------------------------------------- weights
 def torch_shapes(cell_name, H, D, n_out, bias) -> dict:
-    """Expected PyTorch state-dict shapes of nn.GRU/nn.LSTM (one layer) plus an nn.Linear read-out."""
+    """Expected PyTorch state-dict shapes of nn.GRU/nn.LSTM (one layer) plus an nn.Linear read-out.
+
+    See docs/analyze.md.
+    """
     if cell_name not in GATES:
         raise LoadError(f"layout 'torch' supports cells gru and lstm (nn.GRU / nn.LSTM), got {cell_name!r}")
     G = GATES[cell_name]
@@ -182,7 +197,10 @@ def torch_shapes(cell_name, H, D, n_out, bias) -> dict:
 
 
 def infer_model(path, cell_name, H, layout, **options):
-    """(D, n_out, bias) of the model in ``path`` from its headers, checking the hidden size H."""
+    """(D, n_out, bias) of the model in ``path`` from its headers, checking the hidden size H.
+
+    See docs/analyze.md.
+    """
     import lwsim
     specs, _ = read_header(path)
     if layout == "torch":
@@ -224,7 +242,10 @@ def infer_model(path, cell_name, H, layout, **options):
 
 
 def load_weights(path, cell, layout="torch") -> dict:
-    """lwsim parameters of ``cell`` from ``path`` (keys and shapes checked before reading)."""
+    """lwsim parameters of ``cell`` from ``path`` (keys and shapes checked before reading).
+
+    See docs/analyze.md.
+    """
     specs, _ = read_header(path)
     if layout == "torch":
         want = torch_shapes(cell.name, cell.n_hidden, cell.n_in, cell.n_out, cell.bias)
@@ -269,6 +290,8 @@ def load_optimizer(path, cell, params, layout="torch", name=None, hyper=None):
 
     name / hyper: from the caller (CLI flags) or the safetensors metadata; when both give a value
     they must agree. Buffers λ does not read (Adam's m, momentum buffers) default to zero.
+
+    See docs/analyze.md.
     """
     specs, meta = read_header(path)
     hyper = dict(hyper or {})
@@ -344,7 +367,10 @@ def _step(path, arrays, meta, names):
 
 # ----------------------------------------------------------------------------- data
 def load_data(path, n_in, n_out, batch_first=False):
-    """(x, y) time-major, x (T, B, n_in), y (T, B, n_out), checked from the headers first."""
+    """(x, y) time-major, x (T, B, n_in), y (T, B, n_out), checked from the headers first.
+
+    See docs/analyze.md.
+    """
     specs, _ = read_header(path)
     order = "(B, T, {})" if batch_first else "(T, B, {})"
     want = {"x": order.format(n_in), "y": order.format(n_out)}

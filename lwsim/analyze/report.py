@@ -39,7 +39,10 @@ def _fmt(v, digits=3):
 
 @dataclasses.dataclass
 class Report:
-    """Everything :func:`~lwsim.analyze.analyze` measured, with the settings it used."""
+    """Everything :func:`~lwsim.analyze.analyze` measured, with the settings it used.
+
+    See docs/analyze.md.
+    """
     settings: dict
     envelope: object          # lwsim.diagnostics.Envelope
     timescales: object        # lwsim.diagnostics.TimeScales

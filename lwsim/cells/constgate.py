@@ -10,7 +10,10 @@ from .rnn import NoGate
 
 
 class ConstGate(NoGate):
-    """The fixed gate s: not trained and independent of h, so it adds no Jacobian or gradient term."""
+    """The fixed gate s: not trained and independent of h, so it adds no Jacobian or gradient term.
+
+    See docs/cells.md §1.1.
+    """
     name = "constgate"
 
     def value(self, xp, cfg, rec):

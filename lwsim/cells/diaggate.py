@@ -10,6 +10,10 @@ from ._leaky import LeakyCell
 
 
 class DiagGate:
+    """The per-neuron gate s_t = σ(W_s x_t + b_s + U_s h_{t−1}) of the diaggate cell.
+
+    See docs/cells.md §1.1.
+    """
     name = "diaggate"
     keys = ("W_s", "U_s")           # gate weights (the bias b_s is set by the init scheme)
     recurrent_keys = ("U_s",)

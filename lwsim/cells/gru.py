@@ -23,6 +23,7 @@ def _dsig(s):
 
 
 class GRUCell:
+    """The GRU cell in either convention (option ``convention``; docs/cells.md §1.2)."""
     name = "gru"
     has_cell_state = False
 

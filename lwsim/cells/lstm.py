@@ -19,6 +19,7 @@ GATES = "ifo"
 
 
 class LSTMCell:
+    """The LSTM cell with state (h, c) (docs/cells.md §1.3)."""
     name = "lstm"
     has_cell_state = True
 

@@ -9,7 +9,10 @@ from ._leaky import LeakyCell
 
 
 class NoGate:
-    """A gate with no parameters and no dependence on h: every gate term vanishes."""
+    """A gate with no parameters and no dependence on h: every gate term vanishes.
+
+    See docs/cells.md §1.1.
+    """
     name = "rnn"
     keys = ()
     recurrent_keys = ()

@@ -11,6 +11,10 @@ from ._leaky import LeakyCell
 
 
 class SharedGate:
+    """The scalar gate s_t = σ(w_sᵀ x_t + b_s + u_sᵀ h_{t−1}) shared by all neurons.
+
+    See docs/cells.md §1.1.
+    """
     name = "sharedgate"
     keys = ("w_s", "u_s")           # gate weights (the bias b_s is set by the init scheme)
     recurrent_keys = ()

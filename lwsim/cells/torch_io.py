@@ -22,6 +22,10 @@ def _gate_order(cell):
 
 
 def params_from_torch(cell, state_dict):
+    """lwsim parameters of ``cell`` from a PyTorch nn.GRU/nn.LSTM state dict.
+
+    See docs/cells.md §1.9.
+    """
     order = _gate_order(cell)
     if cell.layernorm:
         raise ValueError("torch.nn.GRU/LSTM have no LayerNorm: build the cell with layernorm=False")
@@ -69,7 +73,10 @@ def params_from_torch(cell, state_dict):
 
 
 def params_to_torch(cell, params):
-    """Inverse layout; LSTM biases go to bias_ih_l0 with bias_hh_l0 = 0 (only the sum matters)."""
+    """Inverse layout; LSTM biases go to bias_ih_l0 with bias_hh_l0 = 0 (only the sum matters).
+
+    See docs/cells.md §1.9.
+    """
     order = _gate_order(cell)
     out = {}
     if cell.name == "gru":

@@ -27,7 +27,10 @@ DEFAULT_LAGS = (1, 2, 4, 8, 12, 16, 24, 32, 40)
 
 
 def singular_value_metrics(sv, r=10, n_energy=16):
-    """(AI_r, CE_r) from singular values sv (..., n) sorted in decreasing order (n ≥ max(r, n_energy))."""
+    """(AI_r, CE_r) from singular values sv (..., n) sorted in decreasing order (n ≥ max(r, n_energy)).
+
+    See docs/diagnostics.md §2.9.
+    """
     sv = np.asarray(sv, dtype=np.float64)
     r = check_int("r", r, 1)
     n_energy = check_int("n_energy", n_energy, 1)
@@ -42,6 +45,10 @@ def singular_value_metrics(sv, r=10, n_energy=16):
 
 @dataclass
 class JacobianAnisotropy:
+    """Result of :func:`jacobian_anisotropy`: AI_r, CE_r per sampled triple and their medians per lag.
+
+    See docs/diagnostics.md §2.9.
+    """
     lags: np.ndarray
     ai_median: np.ndarray      # (n_lags,)
     ce_median: np.ndarray
@@ -59,7 +66,10 @@ def sample_triples(B, T, lags, n_samples, seed, sampling="lwsim"):
     t ∈ [h + 1, T] (source k ≥ 1). "author" (as [B]'s code): the candidates (b, t), b-major,
     t ∈ [h, T − 1] (k ≥ 0: the initial state is a source, the last step never an end), drawn
     without replacement by ``np.random.RandomState(seed).choice`` (all of them when there are
-    at most ``n_samples``; missing entries are −1)."""
+    at most ``n_samples``; missing entries are −1).
+
+    See docs/diagnostics.md §2.9.
+    """
     if sampling == "lwsim":
         rng = np.random.default_rng(seed)
         bs = rng.integers(0, B, size=(len(lags), n_samples))
@@ -130,6 +140,10 @@ def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, see
 
 @dataclass
 class GradientAnisotropy:
+    """Result of :func:`gradient_anisotropy`: AI, CE, PR of the per-example gradient covariance.
+
+    See docs/diagnostics.md §2.9.
+    """
     ai: float
     ce: float
     pr: float
@@ -181,7 +195,10 @@ def gradient_covariance_metrics(G, r=10, rtol=1e-8, conventions="lwsim"):
 
 def per_example_gradients(cell, params, x, y, *, backend="numpy", progress=True):
     """(M, P) matrix of per-example gradients, one ``loss_and_grad`` per sequence; columns follow
-    sorted parameter keys, each flattened in C order. Returns (G, keys)."""
+    sorted parameter keys, each flattened in C order. Returns (G, keys).
+
+    See docs/diagnostics.md §2.9.
+    """
     x = cell.check_x(x)
     y = cell.check_y(y, x)
     progress = check_progress(progress)
@@ -201,6 +218,8 @@ def gradient_anisotropy(cell, params, x, y, *, r=10, rtol=1e-8, rates=None, back
     ``rates`` (optional, beyond [B]'s definition): a per-parameter rates dict (``opt.rates()``);
     each per-example gradient is then replaced by the update direction λ ⊙ g before the metrics
     (a scalar rate changes nothing, the rows are normalised).
+
+    See docs/diagnostics.md §2.9.
     """
     G, keys = per_example_gradients(cell, params, x, y, backend=backend, progress=progress)
     if rates is not None:
@@ -217,7 +236,10 @@ def gradient_anisotropy(cell, params, x, y, *, r=10, rtol=1e-8, rates=None, back
 
 
 def median_iqr(values, axis=0):
-    """Median and interquartile range (q75 − q25) along ``axis`` (e.g. over seeds), NaN ignored."""
+    """Median and interquartile range (q75 − q25) along ``axis`` (e.g. over seeds), NaN ignored.
+
+    See docs/diagnostics.md §2.9.
+    """
     v = np.asarray(values, dtype=np.float64)
     q25, med, q75 = np.nanquantile(v, [0.25, 0.5, 0.75], axis=axis)
     return med, q75 - q25

@@ -27,13 +27,20 @@ AUTHOR_CELLS = ("rnn", "constgate", "sharedgate", "diaggate")   # the author's t
 
 
 def need_author_cell(cell):
+    """Return None if ``cell`` is one of the author's models, else raise ValueError.
+
+    See docs/fidelity.md.
+    """
     if cell.name not in AUTHOR_CELLS:
         raise ValueError(f"conventions='author' exists for the author's models {AUTHOR_CELLS}, "
                          f"not for {cell.name!r}")
 
 
 def author_jacobians(cell, params, x, backend="numpy"):
-    """J_t with the author's gate term (item 1): exact J_t − B_t + B_t^author, (T, B, S, S)."""
+    """J_t with the author's gate term (item 1): exact J_t − B_t + B_t^author, (T, B, S, S).
+
+    See docs/fidelity.md; docs/diagnostics.md §2.10.
+    """
     from .expansion import gate_derivative_term
     need_author_cell(cell)
     x = cell.check_x(x)
@@ -47,7 +54,10 @@ def author_jacobians(cell, params, x, backend="numpy"):
 
 def sampled_products(J, b, t, h, order="exact"):
     """M_{t,t−h} for sampled pairs: J (T, B, S, S) with J[t−1] = J_t, b and t int arrays (n,),
-    one lag h ≥ 1 → (n, S, S). "exact": J_t ⋯ J_{t−h+1}; "reversed": J_{t−h+1} ⋯ J_t (item 2)."""
+    one lag h ≥ 1 → (n, S, S). "exact": J_t ⋯ J_{t−h+1}; "reversed": J_{t−h+1} ⋯ J_t (item 2).
+
+    See docs/fidelity.md; docs/diagnostics.md §2.8.
+    """
     if order not in ("exact", "reversed"):
         raise ValueError(f"order must be 'exact' or 'reversed', got {order!r}")
     h = check_int("h", h, 1)
@@ -61,7 +71,10 @@ def sampled_products(J, b, t, h, order="exact"):
 def iterate_products(J, max_lag, order="exact"):
     """Like :func:`lwsim.diagnostics.iterate_products` (yield (t, W), W[ℓ−1] = M_{t,t−ℓ},
     ℓ ≤ min(t − 1, max_lag)) with a choice of ``order``; "reversed" builds J_{k+1} ⋯ J_t by
-    multiplying the previous window by J_t on the right."""
+    multiplying the previous window by J_t on the right.
+
+    See docs/fidelity.md; docs/diagnostics.md §2.8.
+    """
     if order not in ("exact", "reversed"):
         raise ValueError(f"order must be 'exact' or 'reversed', got {order!r}")
     T = J.shape[0]
@@ -82,7 +95,10 @@ def iterate_products(J, max_lag, order="exact"):
 
 def transport_norms(J, lags, order="exact", norm="svd", iters=5, rng=0):
     """S_{t,k} (n_lags, T, B), NaN where t − ℓ < 1, with a choice of product ``order`` and of
-    ``norm``: "svd" (exact σ_max) or "power" (item 3, ``iters`` iterations from ``rng``)."""
+    ``norm``: "svd" (exact σ_max) or "power" (item 3, ``iters`` iterations from ``rng``).
+
+    See docs/fidelity.md; docs/diagnostics.md §2.8.
+    """
     if norm not in ("svd", "power"):
         raise ValueError(f"norm must be 'svd' or 'power', got {norm!r}")
     J = np.asarray(J, dtype=np.float64)
@@ -100,7 +116,10 @@ def transport_norms(J, lags, order="exact", norm="svd", iters=5, rng=0):
 
 
 def lower_median(v, axis=None):
-    """``torch.median``: the lower median, the ⌊(n−1)/2⌋-th smallest value (NaN ignored)."""
+    """``torch.median``: the lower median, the ⌊(n−1)/2⌋-th smallest value (NaN ignored).
+
+    See docs/fidelity.md; docs/diagnostics.md §2.8.
+    """
     v = np.asarray(v, dtype=np.float64)
     if axis is None:
         v = v[np.isfinite(v)]
@@ -113,7 +132,10 @@ def lower_median(v, axis=None):
 def power_norm(M, iters=5, rng=0):
     """Item 3: ‖M v_n‖ after ``iters`` steps v ← Mv/(‖Mv‖ + 1e−12) from v₀ ~ N(0, I)/‖·‖, for a
     stack (..., S, S); one v₀ per matrix from ``rng`` (seed or Generator). For a non-normal M
-    this converges to |λ_max(M)| (≤ σ_max), not to the spectral norm."""
+    this converges to |λ_max(M)| (≤ σ_max), not to the spectral norm.
+
+    See docs/fidelity.md; docs/diagnostics.md §2.8.
+    """
     iters = check_int("iters", iters, 0)
     M = np.asarray(M, dtype=np.float64)
     rng = np.random.default_rng(rng)
@@ -126,7 +148,10 @@ def power_norm(M, iters=5, rng=0):
 
 
 def floored_metrics(sv, r=10, n_energy=16, floor=FLOOR):
-    """Item 5: AI = σ₁/(σ_r + floor), CE = Σ_{i≤r}σ_i²/(Σ_{i≤n_energy}σ_i² + floor)."""
+    """Item 5: AI = σ₁/(σ_r + floor), CE = Σ_{i≤r}σ_i²/(Σ_{i≤n_energy}σ_i² + floor).
+
+    See docs/fidelity.md; docs/diagnostics.md §2.9.
+    """
     sv = np.asarray(sv, dtype=np.float64)
     e = sv * sv
     return (sv[..., 0] / (sv[..., r - 1] + floor),

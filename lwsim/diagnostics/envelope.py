@@ -39,7 +39,10 @@ from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, ch
 
 @dataclass
 class Envelope:
-    """Result of :func:`envelope`. Arrays per lag (n_lags,) unless noted."""
+    """Result of :func:`envelope`. Arrays per lag (n_lags,) unless noted.
+
+    See docs/diagnostics.md §2.5.
+    """
     lags: np.ndarray
     f: np.ndarray              # ⟨Σ_q |μ|⟩
     f_gates: np.ndarray        # η ⟨Σ_q |Γ⁰|⟩
@@ -61,7 +64,10 @@ class Envelope:
 
 @dataclass
 class ExactEnvelope:
-    """Result of :func:`exact_envelope`: f_exact, per-neuron m_exact and the off-diagonal energy."""
+    """Result of :func:`exact_envelope`: f_exact, per-neuron m_exact and the off-diagonal energy.
+
+    See docs/diagnostics.md §2.5.
+    """
     lags: np.ndarray
     f: np.ndarray              # ⟨Σ_q |Λ_q [M]_qq|⟩
     m: np.ndarray              # (n_lags, H)
@@ -75,7 +81,10 @@ class ExactEnvelope:
 
 def accumulate_numpy(d, r, readout, lam, lags, order, acc_mu, acc_g0, cnt):
     """NumPy engine (same contract as ``_kernels.envelope_accumulate`` but on (T, B, H) arrays):
-    Γ_{t,ℓ} = exp(P_t − P_{t−ℓ})(1 + Q_t − Q_{t−ℓ}) for t = ℓ+1 … T, one vectorised pass per lag."""
+    Γ_{t,ℓ} = exp(P_t − P_{t−ℓ})(1 + Q_t − Q_{t−ℓ}) for t = ℓ+1 … T, one vectorised pass per lag.
+
+    See docs/diagnostics.md §2.5.
+    """
     T, B, H = d.shape
     P, Q = prefix_sums(d, r if order == 1 else None)
     for i, ell in enumerate(lags):
@@ -89,7 +98,10 @@ def accumulate_numpy(d, r, readout, lam, lags, order, acc_mu, acc_g0, cnt):
 
 
 def accumulate(d, r, readout, lam, lags, order, engine, acc_mu, acc_g0, cnt):
-    """Add one chunk's Σ|μ|, Σ|Γ⁰| and counts; d, r, readout, lam (T, B, H)."""
+    """Add one chunk's Σ|μ|, Σ|Γ⁰| and counts; d, r, readout, lam (T, B, H).
+
+    See docs/diagnostics.md §2.5.
+    """
     if engine == "numpy":
         return accumulate_numpy(d, r, readout, lam, lags, order, acc_mu, acc_g0, cnt)
     from . import _kernels
@@ -100,7 +112,10 @@ def accumulate(d, r, readout, lam, lags, order, engine, acc_mu, acc_g0, cnt):
 
 def accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0=True):
     """The author's windows t = ℓ … T (``h0``; else t = ℓ+1 … T), source k = t − ℓ with Λ row
-    k = Λ at h_k, adding also Σ_b log(mean_{t,q} |μ| + 1e−30) per lag to ``acc_log``."""
+    k = Λ at h_k, adding also Σ_b log(mean_{t,q} |μ| + 1e−30) per lag to ``acc_log``.
+
+    See docs/diagnostics.md §2.5; docs/fidelity.md.
+    """
     d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
     T = d.shape[0]
     tabs = window_tables(d, r if order == 1 else None, fac.reset)
@@ -187,7 +202,10 @@ def exact_envelope(cell, params, x, rates, lags, *, form="rayleigh", chunk=4, ba
     """f_exact(ℓ) = ⟨Σ_q |Λ_q [M_{t,t−ℓ}]_qq|⟩ from exact transports (LSTM: the cell-path diagonal
     of :func:`lwsim.diagnostics.transport.neuron_transport_diagonals`), with the same Λ form as
     :func:`envelope`, and the mean off-diagonal energy fraction. Cost O(B·T·L·S³): small cases;
-    see :func:`lwsim.diagnostics.envelope_fidelity` for the sampled version."""
+    see :func:`lwsim.diagnostics.envelope_fidelity` for the sampled version.
+
+    See docs/diagnostics.md §2.5.
+    """
     from .transport import neuron_transport_diagonals
     x = cell.check_x(x)
     chunk, progress = check_chunk(chunk), check_progress(progress)
@@ -214,7 +232,10 @@ def exact_envelope(cell, params, x, rates, lags, *, form="rayleigh", chunk=4, ba
 
 def rate_timescale_spearman(lam_neuron, tau):
     """Spearman ρ (and p-value) between Λ^{(q)} and τ_q over neurons with a defined τ (NaN dropped;
-    τ = ∞ ranks last). Fewer than 3 usable neurons → (nan, nan)."""
+    τ = ∞ ranks last). Fewer than 3 usable neurons → (nan, nan).
+
+    See docs/diagnostics.md §2.5.
+    """
     from scipy.stats import spearmanr
     lam_neuron = np.asarray(lam_neuron, dtype=np.float64)
     tau = np.asarray(tau, dtype=np.float64)

@@ -108,7 +108,10 @@ def gate_split(cell, params, x, backend="numpy", conventions="lwsim"):
 
     ``conventions="author"``: A_j is unchanged (the exact non-gate part, as the author's
     diag(1−g) + diag(g) D W_r) and B_j is the author's gate term (:func:`gate_derivative_term`),
-    so A_j + B_j is the author's (approximate) Jacobian."""
+    so A_j + B_j is the author's (approximate) Jacobian.
+
+    See docs/diagnostics.md §2.10.
+    """
     x = cell.check_x(x)
     trace = cell.forward(params, x, backend=backend)
     J = f64(cell.jacobians(params, x, backend=backend))
@@ -121,6 +124,10 @@ def gate_split(cell, params, x, backend="numpy", conventions="lwsim"):
 
 @dataclass
 class FrechetCheck:
+    """Result of :func:`frechet_check`: E(ε), E/ε², slopes and remainders per sequence.
+
+    See docs/diagnostics.md §2.10.
+    """
     eps: np.ndarray            # (n_eps,) increasing
     E: np.ndarray              # (B, n_eps) ‖F(ε) − F₀ − εL₁‖_F
     C2: np.ndarray             # (B, n_eps) E/ε²
@@ -135,7 +142,10 @@ class FrechetCheck:
 
 
 def frechet_from_split(A, Bm, eps=DEFAULT_EPS, n_slope=5):
-    """The Fréchet check on given splits A, Bm (T, B, S, S) (product over all T steps)."""
+    """The Fréchet check on given splits A, Bm (T, B, S, S) (product over all T steps).
+
+    See docs/diagnostics.md §2.10.
+    """
     A = np.asarray(A, dtype=np.float64)
     Bm = np.asarray(Bm, dtype=np.float64)
     if A.ndim != 4 or A.shape != Bm.shape or A.shape[-1] != A.shape[-2]:
@@ -186,6 +196,10 @@ def frechet_check(cell, params, x, eps=DEFAULT_EPS, *, backend="numpy", conventi
 # --------------------------------------------------------------------------- [A] envelope fidelity
 @dataclass
 class EnvelopeFidelity:
+    """Result of :func:`envelope_fidelity`: exact vs first-order envelope per lag and their agreement.
+
+    See docs/diagnostics.md §2.10.
+    """
     lags: np.ndarray
     f_exact: np.ndarray
     f_approx: np.ndarray
@@ -205,7 +219,10 @@ class EnvelopeFidelity:
 
 def fidelity_table(lags, f_exact, f_approx):
     """Spearman ρ, Pearson r of log f, log–log slopes and their ratio approx/exact (finite positive
-    lags only; NaN when fewer than 3)."""
+    lags only; NaN when fewer than 3).
+
+    See docs/diagnostics.md §2.10.
+    """
     from scipy.stats import pearsonr, spearmanr
     lags = np.asarray(lags, dtype=np.float64)
     fe = np.asarray(f_exact, dtype=np.float64)
@@ -231,7 +248,10 @@ def fidelity_table(lags, f_exact, f_approx):
 def envelope_fidelity(cell, params, x, rates, lags, *, n_times=50, seed=0, order=1, form="rayleigh",
                       backend="numpy", chunk=4, progress=True):
     """[A] appendix: exact vs first-order envelope on n_times sampled end times per lag and every
-    sequence of x → :class:`EnvelopeFidelity`. Cost Σ_ℓ ℓ · n_times · B matrix products."""
+    sequence of x → :class:`EnvelopeFidelity`. Cost Σ_ℓ ℓ · n_times · B matrix products.
+
+    See docs/diagnostics.md §2.10.
+    """
     need_gated(cell, "the envelope fidelity check")
     x = cell.check_x(x)
     T, B, _ = x.shape

@@ -44,6 +44,8 @@ class GateFactors:
     d: leak d_t; r: r_t = diag(J_t) − d_t (lstm: diag(∂c_t/∂h_{t−1}) ⊙ e_{t−1});
     readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass;
     reset: the GRU reset gate r_t, only with conventions="author" (its 3-term Γ⁰), else None.
+
+    See docs/diagnostics.md §2.3.
     """
     d: np.ndarray
     r: np.ndarray
@@ -144,7 +146,10 @@ def _check_factors(d, r, readout, order):
 
 
 def prefix_sums(d, r=None):
-    """P (T+1, B, H) with P_t = Σ_{j≤t} log d_j and Q_t = Σ_{j≤t} r_j/d_j (P_0 = Q_0 = 0)."""
+    """P (T+1, B, H) with P_t = Σ_{j≤t} log d_j and Q_t = Σ_{j≤t} r_j/d_j (P_0 = Q_0 = 0).
+
+    See docs/diagnostics.md §2.3.
+    """
     d = f64(d)
     P = np.zeros((d.shape[0] + 1,) + d.shape[1:])
     np.cumsum(np.log(d), axis=0, out=P[1:])
@@ -156,7 +161,10 @@ def prefix_sums(d, r=None):
 
 def window_tables(d, r=None, reset=None):
     """Prefix tables for :func:`window_gamma`: (P, Q) of :func:`prefix_sums`, plus the log-prefix
-    sums of the GRU reset gate ρ and of d·ρ when ``reset`` is given (the author's Γ⁰)."""
+    sums of the GRU reset gate ρ and of d·ρ when ``reset`` is given (the author's Γ⁰).
+
+    See docs/diagnostics.md §2.3.
+    """
     P, Q = prefix_sums(d, r)
     if reset is None:
         return P, Q, None
@@ -171,7 +179,10 @@ def window_tables(d, r=None, reset=None):
 
 def window_gamma(tables, ell, t0, order):
     """(Γ⁰, Γ) for the windows j = t−ℓ+1 … t ending at t = t0 … T (t0 ≥ ℓ), each (T−t0+1, B, H):
-    Γ⁰ = Π d (+ Π ρ + Π dρ with the reset tables), Γ = Γ⁰ + Π d · Σ r/d (order 1) or Γ⁰."""
+    Γ⁰ = Π d (+ Π ρ + Π dρ with the reset tables), Γ = Γ⁰ + Π d · Σ r/d (order 1) or Γ⁰.
+
+    See docs/diagnostics.md §2.3.
+    """
     P, Q, extra = tables
     T = P.shape[0] - 1
     a, b = t0 - ell, T + 1 - ell

@@ -15,6 +15,10 @@ from ._util import to_numpy
 
 @dataclass
 class LagGradients:
+    """Result of :func:`lag_gradient_profile`: g_ℓ per lag and its norm ‖g_ℓ‖₂.
+
+    See docs/diagnostics.md §2.2.
+    """
     loss: float
     lags: np.ndarray           # 0 … max_lag
     per_lag: list              # [dict like params] g_ℓ
@@ -27,7 +31,10 @@ class LagGradients:
 
 
 def lag_gradient_profile(cell, params, x, y, max_lag=None, *, keys=None, mask=None, backend="numpy"):
-    """g_ℓ for ℓ = 0 … max_lag and ‖g_ℓ‖₂ over ``keys`` (default: every parameter but the read-out)."""
+    """g_ℓ for ℓ = 0 … max_lag and ‖g_ℓ‖₂ over ``keys`` (default: every parameter but the read-out).
+
+    See docs/diagnostics.md §2.2.
+    """
     loss, per_lag = cell.lag_gradients(params, x, y, max_lag=max_lag, backend=backend, mask=mask)
     if keys is None:
         keys = tuple(k for k in sorted(per_lag[0]) if k not in ("W_out", "b_out"))

@@ -34,6 +34,10 @@ from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, ch
 
 @dataclass
 class MatchedStatistic:
+    """Result of :func:`matched_statistic`: samples ψ̄_b(ℓ) per lag and sequence.
+
+    See docs/diagnostics.md §2.7.
+    """
     lags: np.ndarray
     samples: np.ndarray          # (n_lags, B) ψ̄_b(ℓ) averaged over directions (oriented if asked);
                                  # statistic "instantaneous": a list of n_lags 1-D arrays ψ_{b,t}(ℓ)
@@ -46,7 +50,10 @@ class MatchedStatistic:
 
 def random_direction(params, seed=0, keys=None):
     """Unit direction w (‖w‖₂ = 1 over ``keys``, default every trained parameter), N(0, 1) entries
-    from ``seed``, zeros elsewhere. Keys are drawn in sorted order (dict order does not matter)."""
+    from ``seed``, zeros elsewhere. Keys are drawn in sorted order (dict order does not matter).
+
+    See docs/diagnostics.md §2.7.
+    """
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict of arrays, got {type(params).__name__}")
     seed = check_seed(seed)

@@ -28,6 +28,10 @@ from ._util import (batch_slices, check_chunk, check_lags, check_progress, check
 
 @dataclass
 class PowerFit:
+    """Result of :func:`fit_power`: slope s, intercept and R² of log S = a + s log P.
+
+    See docs/diagnostics.md §2.8.
+    """
     s: float
     intercept: float
     r2: float
@@ -36,6 +40,10 @@ class PowerFit:
 
 @dataclass
 class Predictor:
+    """One gate-product predictor of μ̃(h): P̄(h), μ̃⁰ and its power fit.
+
+    See docs/diagnostics.md §2.8.
+    """
     name: str                 # "retention" or "injection"
     pbar: np.ndarray          # (n_lags,) P̄(h)
     mu0: np.ndarray           # P̄(h)/P̄(1)
@@ -45,6 +53,10 @@ class Predictor:
 
 @dataclass
 class LRProfile:
+    """Result of :func:`lr_profile`: μ̃(h) per lag and its gate-product predictors.
+
+    See docs/diagnostics.md §2.8.
+    """
     lags: np.ndarray          # h = 1 … max_lag
     s_median: np.ndarray      # median S per lag
     mu: np.ndarray            # μ̃(h)
@@ -54,7 +66,10 @@ class LRProfile:
 
 def gate_products(g, lags):
     """Neuron-averaged retention and injection products for every t and lag: two (n_lags, T, B)
-    arrays, NaN where t − ℓ < 1. g: the gate (T, B, H) (index t − 1), values in [0, 1]."""
+    arrays, NaN where t − ℓ < 1. g: the gate (T, B, H) (index t − 1), values in [0, 1].
+
+    See docs/diagnostics.md §2.8.
+    """
     g = f64(g)
     T = g.shape[0]
     lags = check_lags(lags, T)
@@ -76,7 +91,10 @@ def fit_power(S, P, trim=(0.01, 0.99), min_points=50, count="trimmed"):
     """OLS log S = a + s log P over finite positive pairs with P in its central quantile range.
 
     At least ``min_points`` pairs are needed (else NaN), counted after the trim (``count=
-    "trimmed"``, lwsim) or before it (``"valid"``, the author's code)."""
+    "trimmed"``, lwsim) or before it (``"valid"``, the author's code).
+
+    See docs/diagnostics.md §2.8.
+    """
     if count not in ("trimmed", "valid"):
         raise ValueError(f"count must be 'trimmed' or 'valid', got {count!r}")
     S = np.asarray(S, dtype=np.float64).ravel()

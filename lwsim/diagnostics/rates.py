@@ -44,7 +44,10 @@ def _as_rates(rates):
 
 def base_rate(rates, eta=None):
     """η for the gates-only envelope f_gates (§2.5): ``eta`` if given, else the SGD number or
-    the optimizer's ``lr``. A bare rates dict carries no η: pass ``eta=``."""
+    the optimizer's ``lr``. A bare rates dict carries no η: pass ``eta=``.
+
+    See docs/diagnostics.md §2.4, §2.5.
+    """
     if eta is not None:
         return check_real("eta", eta, 0.0, lo_open=True)
     _, e = _as_rates(rates)
@@ -55,7 +58,10 @@ def base_rate(rates, eta=None):
 
 
 def recurrent_rates(cell, rates):
-    """λ averaged over the cell's recurrent matrices: a float (SGD η) or an (H, H) array."""
+    """λ averaged over the cell's recurrent matrices: a float (SGD η) or an (H, H) array.
+
+    See docs/diagnostics.md §2.4.
+    """
     r, _ = _as_rates(rates)
     if not isinstance(r, dict):
         return float(r)
@@ -78,7 +84,10 @@ def recurrent_rates(cell, rates):
 
 
 def rowmean_rates(lam, H=None):
-    """Lag-independent Λ^{(q)} = (1/H) Σ_j λ_qj: (H,) (a float λ gives a constant vector; pass H)."""
+    """Lag-independent Λ^{(q)} = (1/H) Σ_j λ_qj: (H,) (a float λ gives a constant vector; pass H).
+
+    See docs/diagnostics.md §2.4.
+    """
     if np.ndim(lam) == 0:
         if H is None:
             raise ValueError("H is required for a scalar rate")
@@ -90,6 +99,8 @@ def rayleigh_rates(lam, h):
     """Λ^{(q)} = Σ_j λ_qj h_j² / Σ_j h_j² for every leading index of h (..., H) → (..., H).
 
     Rows with h = 0 fall back to the row mean. ``lam`` is an (H, H) array or a float (then Λ = λ).
+
+    See docs/diagnostics.md §2.4.
     """
     h = np.asarray(h, dtype=np.float64)
     if np.ndim(lam) == 0:

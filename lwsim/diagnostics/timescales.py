@@ -17,6 +17,10 @@ from ._util import ols
 
 @dataclass
 class TimeScales:
+    """Result of :func:`timescales`: τ_q and the log-linear fit behind it per neuron.
+
+    See docs/diagnostics.md §2.6.
+    """
     tau: np.ndarray         # (H,) τ_q; inf where b ≥ 0; nan where fewer than min_points points
     slope: np.ndarray       # (H,) b_q
     intercept: np.ndarray   # (H,) a_q
@@ -29,7 +33,10 @@ class TimeScales:
 
 
 def timescales(lags, m, min_points=5):
-    """Fit τ_q from m (n_lags, H) (or (n_lags,) for a single curve) at the given lags."""
+    """Fit τ_q from m (n_lags, H) (or (n_lags,) for a single curve) at the given lags.
+
+    See docs/diagnostics.md §2.6.
+    """
     lags = np.asarray(lags, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
     single = m.ndim == 1
@@ -54,6 +61,9 @@ def timescales(lags, m, min_points=5):
 
 
 def constgate_timescale(s):
-    """τ = −1/log(1 − s) for the constant gate s ∈ (0, 1) (∞ for s → 0 is excluded)."""
+    """τ = −1/log(1 − s) for the constant gate s ∈ (0, 1) (∞ for s → 0 is excluded).
+
+    See docs/diagnostics.md §2.6.
+    """
     s = check_real("s", s, 0.0, 1.0, lo_open=True, hi_open=True)
     return -1.0 / np.log1p(-s)

@@ -32,7 +32,10 @@ def _check_J(J):
 
 def iterate_products(J, max_lag):
     """Yield (t, W) for t = 1 … T with W[ℓ − 1] = M_{t,t−ℓ}, ℓ = 1 … min(t − 1, max_lag):
-    (n, B, S, S). W is overwritten by the next step: copy what you keep."""
+    (n, B, S, S). W is overwritten by the next step: copy what you keep.
+
+    See docs/diagnostics.md §2.1.
+    """
     J = _check_J(J)
     T = J.shape[0]
     L = int(max_lag)
@@ -49,7 +52,10 @@ def iterate_products(J, max_lag):
 
 
 def transport_products(J, lags, progress=False):
-    """All M_{t,t−ℓ}: (n_lags, T, B, S, S), NaN where t − ℓ < 1. Memory-hungry: small cases only."""
+    """All M_{t,t−ℓ}: (n_lags, T, B, S, S), NaN where t − ℓ < 1. Memory-hungry: small cases only.
+
+    See docs/diagnostics.md §2.1.
+    """
     J = _check_J(J)
     T, B, S, _ = J.shape
     lags = check_lags(lags, T)
@@ -61,7 +67,7 @@ def transport_products(J, lags, progress=False):
 
 
 def transport_diagonals(J, lags, progress=False):
-    """diag M_{t,t−ℓ}: (n_lags, T, B, S), NaN where t − ℓ < 1."""
+    """diag M_{t,t−ℓ}: (n_lags, T, B, S), NaN where t − ℓ < 1 (docs/diagnostics.md §2.1)."""
     J = _check_J(J)
     T, B, S, _ = J.shape
     lags = check_lags(lags, T)
@@ -73,7 +79,10 @@ def transport_diagonals(J, lags, progress=False):
 
 
 def spectral_norms(M):
-    """Largest singular value of each matrix of a stack (..., S, S) (exact, via SVD)."""
+    """Largest singular value of each matrix of a stack (..., S, S) (exact, via SVD).
+
+    See docs/diagnostics.md §2.1.
+    """
     M = np.asarray(M)
     if M.shape[-1] == 0:
         return np.zeros(M.shape[:-2])
@@ -81,7 +90,10 @@ def spectral_norms(M):
 
 
 def transport_norms(J, lags, progress=False):
-    """S_{t,k} = ‖M_{t,k}‖₂ (§2.8): (n_lags, T, B), NaN where t − ℓ < 1."""
+    """S_{t,k} = ‖M_{t,k}‖₂ (§2.8): (n_lags, T, B), NaN where t − ℓ < 1.
+
+    See docs/diagnostics.md §2.1.
+    """
     J = _check_J(J)
     T, B, S, _ = J.shape
     lags = check_lags(lags, T)
@@ -94,7 +106,10 @@ def transport_norms(J, lags, progress=False):
 
 
 def offdiag_fraction(M):
-    """‖M − diag M‖_F / ‖M‖_F for a stack (..., S, S) (§2.10; 0 for M = 0)."""
+    """‖M − diag M‖_F / ‖M‖_F for a stack (..., S, S) (§2.10; 0 for M = 0).
+
+    See docs/diagnostics.md §2.1.
+    """
     M = np.asarray(M, dtype=np.float64)
     tot = (M * M).sum(axis=(-2, -1))
     dg = np.diagonal(M, axis1=-2, axis2=-1)
@@ -104,14 +119,17 @@ def offdiag_fraction(M):
 
 
 def lstm_readout(trace):
-    """e_t = o_t ⊙ (1 − tanh² c_t), t = 1 … T: (T, B, H)."""
+    """e_t = o_t ⊙ (1 − tanh² c_t), t = 1 … T: (T, B, H) (docs/diagnostics.md §2.3)."""
     return f64(trace.gates["o"]) * (1.0 - np.tanh(f64(trace.c)[1:]) ** 2)
 
 
 def neuron_diagonal(W, H, e_src=None):
     """Per-neuron exact diagonal from a stack of products W (..., S, S): diag W for S = H; for the
     LSTM (S = 2H, e_src = e_k of the source step broadcastable to (..., H)):
-    diag(W_hh) ⊙ e_k + diag(W_hc)."""
+    diag(W_hh) ⊙ e_k + diag(W_hc).
+
+    See docs/diagnostics.md §2.1.
+    """
     dg = np.diagonal(W, axis1=-2, axis2=-1)
     if W.shape[-1] == H:
         return dg
@@ -123,7 +141,10 @@ def neuron_transport_diagonals(cell, params, x, lags, *, backend="numpy", chunk=
                                with_offdiag=False):
     """Exact per-neuron counterpart of Γ for every t and lag: (n_lags, T, B, H) float64, NaN where
     t − ℓ < 1; with ``with_offdiag`` also ‖M − diag M‖_F/‖M‖_F (n_lags, T, B) (whole state matrix).
-    Streams over sequences in chunks of ``chunk`` and over time (memory L·chunk·S²)."""
+    Streams over sequences in chunks of ``chunk`` and over time (memory L·chunk·S²).
+
+    See docs/diagnostics.md §2.1.
+    """
     x = cell.check_x(x)
     chunk, progress = check_chunk(chunk), check_progress(progress)
     T, B, _ = x.shape

@@ -48,7 +48,10 @@ class LawFit:
 
 @dataclasses.dataclass(frozen=True)
 class DecayFit:
-    """All law fits on one window; ``selected`` by AIC (``selected_bic`` by BIC)."""
+    """All law fits on one window; ``selected`` by AIC (``selected_bic`` by BIC).
+
+    See docs/statistics.md §3.4.
+    """
     fits: dict
     selected: str
     selected_bic: str

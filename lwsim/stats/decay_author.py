@@ -18,7 +18,10 @@ AUTHOR_TEMPERED_P = 5
 
 
 def author_lc_grid(lags):
-    """ℓ_c grid: 40 log-spaced values over [0.5 ℓ_min, max(1.001·lo, 2 ℓ_max)]."""
+    """ℓ_c grid: 40 log-spaced values over [0.5 ℓ_min, max(1.001·lo, 2 ℓ_max)].
+
+    See docs/statistics.md §3.4; docs/fidelity.md.
+    """
     lo = max(1e-12, 0.5 * float(np.min(lags)))
     hi = max(lo * 1.001, 2.0 * float(np.max(lags)))
     return np.logspace(np.log10(lo), np.log10(hi), AUTHOR_LC_SIZE)
@@ -28,6 +31,8 @@ def tempered_author(lags, y, k_grid=None, lc_grid=None):
     """Grid-search OLS of y = log f on (1, log ℓ, (ℓ/ℓ_c)^k) → (params, SSR).
 
     params: A = e^c, beta = −b₁, cutoff_coeff = −b₂, l_c, k (f = A ℓ^{−β} e^{−coeff·(ℓ/ℓ_c)^k}).
+
+    See docs/statistics.md §3.4; docs/fidelity.md.
     """
     lags = np.asarray(lags, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

@@ -56,6 +56,8 @@ def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0):
     """N̂(ℓ) = min{N in n_grid : SNR(ℓ, N) > ε}, ``np.inf`` where no N in the grid suffices.
 
     mean/alpha/sigma: scalars or arrays of the lag shape; n_grid: 1-D positive budgets (any order).
+
+    See docs/statistics.md §3.3.
     """
     grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
     m, a, s = _broadcast(mean=real_array("mean", mean), alpha=real_array("alpha", alpha),

@@ -29,7 +29,10 @@ DEFAULT_PATH = pathlib.Path(__file__).resolve().parents[1] / "data" / "mcculloch
 
 
 def sas_quantiles(alpha: float, probs=(0.75, 0.95)) -> np.ndarray:
-    """Quantiles of unit-scale SαS(α) from scipy (slow: ~10 ms per call; table building only)."""
+    """Quantiles of unit-scale SαS(α) from scipy (slow: ~10 ms per call; table building only).
+
+    See docs/statistics.md §3.2.
+    """
     from scipy.stats import levy_stable
 
     if levy_stable.parameterization != "S1":  # S0 and S1 coincide for β = 0, but be explicit
@@ -38,7 +41,10 @@ def sas_quantiles(alpha: float, probs=(0.75, 0.95)) -> np.ndarray:
 
 
 def gil_pelaez_cdf(x: float, alpha: float) -> float:
-    """CDF of unit SαS(α) at x > 0 by direct quadrature of the Gil-Pelaez integral (slow, accurate)."""
+    """CDF of unit SαS(α) at x > 0 by direct quadrature of the Gil-Pelaez integral (slow, accurate).
+
+    See docs/statistics.md §3.2.
+    """
     from scipy.integrate import quad
 
     t_max = 42.0 ** (1.0 / alpha)  # e^{−t^α} < 1e−18 beyond
@@ -53,6 +59,10 @@ def gil_pelaez_cdf(x: float, alpha: float) -> float:
 
 
 def gil_pelaez_quantiles(alpha: float, probs=(0.75, 0.95)) -> np.ndarray:
+    """Quantiles of unit SαS(α) at ``probs`` by root-finding on :func:`gil_pelaez_cdf`.
+
+    See docs/statistics.md §3.2.
+    """
     from scipy.optimize import brentq
 
     return np.array([brentq(lambda x: gil_pelaez_cdf(x, alpha) - p, 1e-3, 1e3, xtol=1e-14)
@@ -71,6 +81,10 @@ def _check_parametrisation() -> None:
 
 
 def build(path=DEFAULT_PATH, step: float = ALPHA_STEP) -> pathlib.Path:
+    """Build the McCulloch table and write it to ``path``; returns the path.
+
+    See docs/statistics.md §3.2.
+    """
     import scipy
 
     _check_parametrisation()
@@ -101,6 +115,10 @@ def build(path=DEFAULT_PATH, step: float = ALPHA_STEP) -> pathlib.Path:
 
 
 def main(argv=None) -> None:
+    """Command line: build the table (``--out``, ``--step``); returns None.
+
+    See docs/statistics.md §3.2.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(DEFAULT_PATH))
     parser.add_argument("--step", type=float, default=ALPHA_STEP)

@@ -27,7 +27,10 @@ PROBS = (0.05, 0.25, 0.75, 0.95)
 
 @functools.lru_cache(maxsize=1)
 def table():
-    """Lazily loaded table and its interpolants: dict(alpha, ratio, iqr, alpha_of_ratio, iqr_of_alpha)."""
+    """Lazily loaded table and its interpolants: dict(alpha, ratio, iqr, alpha_of_ratio, iqr_of_alpha).
+
+    See docs/statistics.md §3.2.
+    """
     with np.load(TABLE_PATH) as d:
         alpha, ratio, iqr = d["alpha"], d["ratio"], d["iqr"]
     # ratio decreases in α; PCHIP needs increasing abscissae, so invert on the reversed arrays.
@@ -39,7 +42,10 @@ def table():
 @functools.lru_cache(maxsize=1)
 def author_table():
     """The author's 201-point table: dict(alpha, ratio, iqr) on linspace(1, 2, 201) (R(1.005) :=
-    R(1), IQR(1.005) := IQR(1)) and its R-sorted copies R, A, IQR for np.interp."""
+    R(1), IQR(1.005) := IQR(1)) and its R-sorted copies R, A, IQR for np.interp.
+
+    See docs/statistics.md §3.2; docs/fidelity.md.
+    """
     tab = table()
     alpha = np.linspace(1.0, 2.0, 201)
     idx = np.rint((alpha - tab["alpha"][0]) / (tab["alpha"][1] - tab["alpha"][0])).astype(np.int64)
@@ -52,7 +58,10 @@ def author_table():
 
 
 def author_quantile_fit(q):
-    """The author's (α̂, σ̂, IQR) from quantile rows q[..., (q05, q25, q75, q95)] (vectorised)."""
+    """The author's (α̂, σ̂, IQR) from quantile rows q[..., (q05, q25, q75, q95)] (vectorised).
+
+    See docs/statistics.md §3.2; docs/fidelity.md.
+    """
     t = author_table()
     q = np.asarray(q, dtype=np.float64)
     iqr = q[..., 2] - q[..., 1]
@@ -66,14 +75,17 @@ def author_quantile_fit(q):
 
 
 def ratio_theory(alpha):
-    """Exact quantile ratio R(α) for SαS (interpolated from the table)."""
+    """Exact quantile ratio R(α) for SαS (interpolated from the table; docs/statistics.md §3.2)."""
     tab = table()
     return PchipInterpolator(tab["alpha"], tab["ratio"])(alpha)
 
 
 def iqr_theory(alpha, conventions="lwsim"):
     """Interquartile range of unit-scale SαS(α) (interpolated from the table; "author": linearly
-    from the author's table)."""
+    from the author's table).
+
+    See docs/statistics.md §3.2.
+    """
     if check_conventions(conventions) == "author":
         t = author_table()
         return np.interp(alpha, t["alpha"], t["iqr"])
@@ -85,6 +97,8 @@ def alpha_from_quantiles(q, alpha_lo, conventions="lwsim"):
 
     A ratio above R(alpha_lo) (heavier than the grid) maps to alpha_lo, below R(2) to 2.
     conventions="author": :func:`author_quantile_fit` (α̂ in [1, 2], alpha_lo not used).
+
+    See docs/statistics.md §3.2.
     """
     if check_conventions(conventions) == "author":
         a, _, iqr = author_quantile_fit(q)
@@ -103,7 +117,10 @@ def alpha_from_quantiles(q, alpha_lo, conventions="lwsim"):
 
 
 def mcculloch_point(xs_sorted, alpha_lo=1.0, conventions="lwsim"):
-    """(α̂, σ̂, IQR) from sorted data (conventions "lwsim" | "author", see the module docstring)."""
+    """(α̂, σ̂, IQR) from sorted data (conventions "lwsim" | "author", see the module docstring).
+
+    See docs/statistics.md §3.2.
+    """
     q = np.quantile(xs_sorted, PROBS)
     if check_conventions(conventions) == "author":
         a, s, iqr = author_quantile_fit(q)
@@ -121,6 +138,8 @@ def bootstrap_quantiles(xs_sorted, n_boot, rng):
     linear rule needs are drawn jointly and exactly through gamma spacings
     (U_(r_i) = (G_1 + … + G_i)/(G_1 + … + G_{m+1}), G_i ~ Gamma(r_i − r_{i−1})), so each
     resample costs O(1) instead of an O(n) resample plus partition (200 × 10⁵: ~1 ms, not ~1 s).
+
+    See docs/statistics.md §3.2.
     """
     n = xs_sorted.size
     h = (n - 1) * np.asarray(PROBS)  # np.quantile 'linear': x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋])
@@ -137,5 +156,8 @@ def bootstrap_quantiles(xs_sorted, n_boot, rng):
 
 
 def bootstrap_alphas(xs_sorted, n_boot, rng, alpha_lo=1.0, conventions="lwsim"):
-    """α̂ of ``n_boot`` bootstrap resamples (see :func:`bootstrap_quantiles`)."""
+    """α̂ of ``n_boot`` bootstrap resamples (see :func:`bootstrap_quantiles`).
+
+    See docs/statistics.md §3.2.
+    """
     return alpha_from_quantiles(bootstrap_quantiles(xs_sorted, n_boot, rng), alpha_lo, conventions)[0]

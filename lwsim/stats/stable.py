@@ -44,6 +44,8 @@ def inv_kappa(alpha):
     """1/κ_α = 1 − 1/α on α ∈ [1, 2]: 0 at α = 1 (the mean does not concentrate), 1/2 at α = 2.
 
     Used by the detection rule so that a tail fit clipped to α̂ = 1 gives κ̂ = ∞ cleanly.
+
+    See docs/statistics.md §3.1.
     """
     a = real_array("alpha", alpha)
     if not ((a >= 1.0) & (a <= 2.0)).all():

@@ -26,6 +26,8 @@ class TailFit:
     "ecf->mcculloch" (method="ecf" but too few usable ECF points); "mcculloch_boot" (auto: the
     bootstrap median); "default_gaussian" (auto: nothing trustworthy, α̂ = 2, unreliable).
     ``ci``: bootstrap 95% percentile interval when McCulloch ran with n_boot > 0, else None.
+
+    See docs/statistics.md §3.2.
     """
     alpha: float
     sigma: float
