@@ -117,7 +117,7 @@ def _tempered(lags, y, k_grid, lc_grid):
     if box[0][0] < box[0][1] or box[1][0] < box[1][1]:
         # tolerances relative to the SSR, and at most 400 iterations: an absolute fatol below the
         # SSR's float resolution, or a valley along the box's edge, made the simplex run to 4000
-        # iterations (≈ 1.5 s a fit) for parameters equal to 6 digits (≈ 40× faster now)
+        # iterations for parameters equal to 6 digits (timings: README, cost-model accuracy)
         res = minimize(objective, x0, method="Nelder-Mead", bounds=box,
                        options=dict(xatol=1e-8, fatol=1e-12 * max(float(ssr[i, j]), 1e-300), maxiter=400))
         better = np.isfinite(res.fun) and res.fun <= ssr[i, j] and np.isfinite(res.x).all()
