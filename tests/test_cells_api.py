@@ -211,8 +211,12 @@ def test_invariants_random_shapes(name, T, B, D, H, n_out, ln, bias, readout, se
     loss, grads = cell.loss_and_grad(p, x, y)
     assert np.isfinite(loss) and all(np.isfinite(g).all() for g in grads.values())
     _, per_lag = cell.lag_gradients(p, x, y)
+    # a key whose gradient cancels to ~1e−11 of the others (LayerNorm at H = 2) can only be held to
+    # round-off of the whole gradient's scale, not of its own
+    scale = max(np.abs(g).max() for g in grads.values())
     for k in p:
-        assert rel_err(sum(g[k] for g in per_lag), grads[k]) <= 1e-10 or np.abs(grads[k]).max() < 1e-14
+        s = sum(g[k] for g in per_lag)
+        assert rel_err(s, grads[k]) <= 1e-10 or np.abs(s - grads[k]).max() <= 1e-13 * scale
     # directional derivative of L along a random direction == <grad, w>
     rng = np.random.default_rng(seed)
     w = {k: rng.standard_normal(v.shape) for k, v in p.items()}
