@@ -81,6 +81,29 @@ class TrainResult:
     def n_steps(self) -> int:
         return len(self.curves.get("step", []))
 
+    def astype(self, dtype) -> "TrainResult":
+        """A copy with parameters, checkpoints and optimizer buffers cast to ``dtype`` and the
+        optimizer rebuilt over the cast parameters: train in float32, then run the diagnostics
+        and statistics in float64 on the trained weights, cast once (docs/experiments.md §5.2).
+        Curves and configuration are shared with this result."""
+        dt = np.dtype(dtype)
+        if dt not in (np.dtype("float32"), np.dtype("float64")):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+
+        def cast(tree):
+            return {k: np.array(v, dtype=dt) for k, v in tree.items()}
+
+        def cast_sd(sd):
+            return {**sd, "state": {k: cast(st) for k, st in sd["state"].items()}}
+        params = cast(self.params)
+        opt_state = cast_sd(self.opt_state)
+        return TrainResult(
+            params=params, opt_state=opt_state, curves=self.curves,
+            checkpoints={s: cast(p) for s, p in self.checkpoints.items()},
+            checkpoint_opt_states={s: cast_sd(sd) for s, sd in self.checkpoint_opt_states.items()},
+            best_step=self.best_step, best_val_mse=self.best_val_mse, config=self.config,
+            optimizer=loptim.from_state_dict(params, opt_state) if self.optimizer is not None else None)
+
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -360,7 +383,11 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
             for _ in range(total):
                 yield data.batch(batch_size, rng_batch)
             return
+        # cast once to the cell's dtype (a float32 cell would otherwise convert every minibatch)
+        dt = getattr(cell, "dtype", None)
         xt, yt = data.x_train, data.y_train
+        if dt is not None and xt.dtype != dt:
+            xt, yt = xt.astype(dt), yt.astype(dt)
         produced = 0
         while produced < total:
             perm = rng_shuffle.permutation(N)

@@ -55,3 +55,27 @@ R = 0.1 * RNG.standard_normal((6, 2, 3))
 def test_bad_input_names_argument(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+def test_auto_chunk_size_and_results_independent_of_chunk():
+    """chunk=None: the power of two below 2^19/(T·S), clipped to [16, 128]; same results as chunk 16."""
+    from lwsim.diagnostics._util import check_chunk
+    assert check_chunk(None, 256, 32) == 64                  # 2^19 / 8192 = 64
+    assert check_chunk(None, 256, 48) == 32                  # 42.7 → 32
+    assert check_chunk(None, 1536, 256) == 16                # 1.3 → floor 16
+    assert check_chunk(None, 24, 6) == 128                   # 3640 → cap 128
+    assert check_chunk(7, 256, 32) == 7
+    with pytest.raises(ValueError, match="chunk"):
+        check_chunk(0, 256, 32)
+    import lwsim
+    from lwsim import diagnostics as dg
+    cell = lwsim.make_cell("gru", 3, 4, layernorm=True)
+    p = cell.init_params(seed=1, scheme="torch")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((12, 40, 3)), rng.standard_normal((12, 40, 1))
+    a = dg.envelope(cell, p, x, 0.1, [1, 3], progress=False)             # auto: one chunk of 40
+    b = dg.envelope(cell, p, x, 0.1, [1, 3], chunk=16, progress=False)
+    np.testing.assert_allclose(a.f, b.f, rtol=1e-13)
+    m1 = dg.matched_statistic(cell, p, x, y, 0.1, [1, 3], progress=False)
+    m2 = dg.matched_statistic(cell, p, x, y, 0.1, [1, 3], chunk=16, progress=False)
+    np.testing.assert_allclose(m1.samples, m2.samples, rtol=1e-12, atol=1e-15)

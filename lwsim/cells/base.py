@@ -70,6 +70,13 @@ class Cell:
             opts.append(f"convention={self.convention!r}")
         return f"Cell({self.name!r}, {', '.join(opts)})"
 
+    def with_dtype(self, dtype):
+        """The same cell computing in ``dtype`` ("float32"/"float64"): e.g. train in float32 as
+        PyTorch does, then run the diagnostics in float64 on the cast weights (docs/cells.md §1.9)."""
+        return Cell(self.name, self.n_in, self.n_hidden, self.n_out, layernorm=self.layernorm, bias=self.bias,
+                    readout=self.readout, dtype=dtype, s=self.s if self.s is not None else 0.05,
+                    convention=self.convention or "cho")
+
     @property
     def state_size(self):
         """S: H, or 2H for the LSTM (state (h, c))."""

@@ -12,7 +12,8 @@ the Spearman correlation between the per-neuron rate Λ^{(q)} and the time scale
 h_{k−1}) or the row mean (``form="rowmean"``), see :mod:`.rates`. For the LSTM, Γ and Γ⁰ carry the
 read-out e_t (§2.3), so f_gates does too.
 
-Sequences are processed in chunks of ``chunk`` (memory O(chunk·T·H)); the accumulation over
+Sequences are processed in chunks of ``chunk`` (memory O(chunk·T·H); default None: sized from
+T·H, ``_util.check_chunk``); the accumulation over
 (b, t, ℓ, q) runs in a numba kernel (``engine="numba"``) or in NumPy with the log-space prefix
 sums (``engine="numpy"``), O(B·T·L·H) either way.
 
@@ -140,7 +141,7 @@ def _lambda_stats(s1, s2, n_k, lags, T):
     return mean, np.sqrt(var)
 
 
-def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=16,
+def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=None,
              backend="numpy", engine="numba", progress=True, conventions="lwsim"):
     """Envelope f(ℓ), f_gates(ℓ), R(ℓ), m_q(ℓ) and Λ statistics (§2.5) over the batch x (T, B, D).
 
@@ -152,9 +153,9 @@ def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None
     conventions = check_conventions(conventions)
     x = cell.check_x(x)
     order, engine = check_order(order), check_engine(engine)
-    chunk, progress = check_chunk(chunk), check_progress(progress)
     T, B, _ = x.shape
     H = cell.n_hidden
+    chunk, progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
     lags = check_lags(lags, T)
     lam = recurrent_rates(cell, rates)
     eta = base_rate(rates, eta)

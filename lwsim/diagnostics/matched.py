@@ -120,7 +120,7 @@ def _weights(cell, T, mask):
 
 
 def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0, order=1,
-                      form="rayleigh", orient=False, mask=None, keys=None, chunk=16,
+                      form="rayleigh", orient=False, mask=None, keys=None, chunk=None,
                       backend="numpy", engine="numba", progress=True, conventions="lwsim",
                       statistic="sequence"):
     """ψ̄_b(ℓ) for every sequence b and lag (§2.7) → :class:`MatchedStatistic`.
@@ -147,7 +147,7 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
     T, B, _ = x.shape
     mask = cell.check_mask(mask, T)
     order, engine = check_order(order), check_engine(engine)
-    chunk, progress = check_chunk(chunk), check_progress(progress)
+    chunk, progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
     K = check_int("n_directions", n_directions, 1)
     seed = check_seed(seed)
     if not isinstance(orient, bool):

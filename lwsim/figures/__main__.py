@@ -3,7 +3,7 @@
   python -m lwsim.figures [--preset quick|paper|smoke] [--only A2,B7] [--jobs N] [--out DIR]
                           [--backend numba|numpy|cupy] [--force] [--cache DIR]
                           [--scheduler local|tcp://host:8786] [--threads-per-run N]
-                          [--dry-run] [--calibrate]
+                          [--dry-run] [--calibrate] [--profile] [--train-dtype float32|float64]
 
 Each figure is a PNG plus a JSON of the plotted data and fitted numbers in --out (default
 figures/); FINDINGS.md lists the findings of §5.5 with measured numbers and a verdict. Runs are
@@ -11,6 +11,12 @@ cached under --cache (default runs/) keyed by their full configuration: a second
 nothing, an interrupted call resumes where it stopped. --scheduler runs the grid on a Dask cluster
 (default: $LWSIM_SCHEDULER, else the local process pool); --dry-run prints the runs, cached runs,
 core-hours and peak memory per experiment without running anything (docs/cluster.md).
+--profile prints, after the run, where the preset's time went: every run's wall time split into
+training, envelope, matched statistic, tail fits, decay/master fits, other diagnostics and numba
+compilation, summed per experiment (from the cache records; docs/experiments.md §5.3).
+Every preset trains in float32, as the papers' PyTorch code; --train-dtype float64 trains in
+float64 instead. When the runs of the other dtype are in the cache too, FINDINGS.md lists the
+verdicts under both.
 """
 from __future__ import annotations
 
@@ -47,6 +53,11 @@ def parse_args(argv=None):
                     help="print runs, cached runs, core-hours and peak memory per experiment; run nothing")
     ap.add_argument("--calibrate", action="store_true",
                     help="time a few small runs and store this machine's rates in the cache folder")
+    ap.add_argument("--train-dtype", default=None, choices=["float32", "float64"],
+                    help="train in this dtype instead of the preset's (float32 in every preset); "
+                         "diagnostics always run in float64")
+    ap.add_argument("--profile", action="store_true",
+                    help="after the run, print the wall time per part and experiment (from the cache)")
     args = ap.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         ap.error(f"--jobs must be >= 1, got {args.jobs}")
@@ -79,7 +90,7 @@ def main(argv=None):
         make_figures(args.only, preset=args.preset, out=args.out, cache=args.cache, jobs=args.jobs,
                      backend=args.backend, force=args.force, progress=not args.no_progress,
                      scheduler=args.scheduler, threads_per_run=args.threads_per_run,
-                     retries=args.retries, timeout=args.scheduler_timeout)
+                     retries=args.retries, timeout=args.scheduler_timeout, train_dtype=args.train_dtype)
     except (DaskUnavailable, SchedulerUnreachable) as exc:
         print(f"lwsim.figures: error: {exc}", file=sys.stderr)
         return 2
@@ -87,8 +98,15 @@ def main(argv=None):
         print(f"lwsim.figures: {exc}\nno figures written; rerun to retry the failed runs "
               f"(finished runs are cached)", file=sys.stderr)
         return 1
+    wall = time.perf_counter() - t0
     print(f"lwsim.figures: {len(args.only)} figure(s), preset {args.preset}, into {args.out}/ "
-          f"in {time.perf_counter() - t0:.1f} s")
+          f"in {wall:.1f} s")
+    if args.profile:
+        from . import timing
+        from .plan import plan
+        groups = plan(args.only, args.preset, args.backend, args.train_dtype)
+        print(timing.format_profile(timing.profile_rows(groups, args.cache),
+                                    args.preset, wall))
     return 0
 
 
@@ -102,7 +120,7 @@ def _cost(args):
               f"(numba start-up {rec['startup_s']:.1f} s)")
     if args.dry_run:
         cal = cost.load_calibration(args.cache)
-        rows = cost.dry_run_table(plan(args.only, args.preset, args.backend), args.cache, cal)
+        rows = cost.dry_run_table(plan(args.only, args.preset, args.backend, args.train_dtype), args.cache, cal)
         print(cost.format_dry_run(rows, args.preset, cal))
     return 0
 

@@ -64,7 +64,7 @@ def connect(scheduler, jobs, threads, timeout=30.0):
 
 
 def dask_execute(todo, scheduler, jobs, threads, retries, timeout=30.0):
-    """Submit every run of ``todo``; yield (run, ok, (result, seconds) or traceback text) as they finish."""
+    """Submit every run of ``todo``; yield (run, ok, (result, seconds, profile) or traceback text) as they finish."""
     client, cluster = connect(scheduler, jobs, threads, timeout)
     futs = {}
     try:

@@ -15,6 +15,7 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from .runner import experiment
+from .timing import part
 
 
 def _train_kwargs(opt, lr, weight_decay=0.0):
@@ -36,8 +37,25 @@ def _curves(res):
     return out
 
 
+def _train_dtype(c):
+    """The preset's training dtype (``train_dtype``; float64 when absent). [A] and [B] trained in
+    PyTorch's default float32; lwsim's presets do the same (docs/experiments.md §5.3)."""
+    dt = c.get("train_dtype", "float64")
+    if dt not in ("float32", "float64"):
+        raise ValueError(f"train_dtype must be 'float32' or 'float64', got {dt!r}")
+    return dt
+
+
+def _float64(cell, res):
+    """The trained cell and result in float64, cast once: diagnostics and statistics always run
+    in float64 whatever the training dtype."""
+    if cell.dtype == np.float64:
+        return cell, res
+    return cell.with_dtype("float64"), res.astype("float64")
+
+
 def _a_cell(name, c):
-    opts = {"layernorm": True, "readout": "every"}
+    opts = {"layernorm": True, "readout": "every", "dtype": _train_dtype(c)}
     if name == "constgate":
         opts["s"] = c["s0"]
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
@@ -58,7 +76,7 @@ def _a_params(cell, c):
         bound = 1.0 / np.sqrt(c["D"])
         for k in sorted(params):
             if k.startswith("b_") and k != "b_out":
-                params[k] = rng.uniform(-bound, bound, params[k].shape)
+                params[k] = rng.uniform(-bound, bound, params[k].shape).astype(cell.dtype)
     return params
 
 
@@ -72,15 +90,18 @@ def _a_detection(samples, lags, c):
 
 def train_a_model(c):
     """The [A] training of a run configuration: multilag data, the cell, its preset's initial
-    parameters, the optimizer (docs/experiments.md §5.3). Returns (dataset, cell, TrainResult)."""
-    task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
-                     coefs=c["task_coefs"], sigma_y=c["sigma_y"])
-    ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
-    cell = _a_cell(c["cell"], c)
-    res = train(cell, _a_params(cell, c), ds, optimizer=c["optimizer"],
-                optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
-                epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
-                seed=c["seed"], progress=False)
+    parameters, the optimizer, trained in the preset's ``train_dtype`` (docs/experiments.md §5.3).
+    Returns (dataset, cell, TrainResult), the cell and result cast to float64."""
+    with part("training"):
+        task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
+                         coefs=c["task_coefs"], sigma_y=c["sigma_y"])
+        ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
+        cell = _a_cell(c["cell"], c)
+        res = train(cell, _a_params(cell, c), ds, optimizer=c["optimizer"],
+                    optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
+                    epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
+                    seed=c["seed"], progress=False)
+        cell, res = _float64(cell, res)
     return ds, cell, res
 
 
@@ -96,29 +117,33 @@ def a_main(c):
     lags = np.asarray(c["lags"])
     no_lambda = c.get("rates", "optimizer") == "none"          # Λ ≡ 1: the earlier code's statistic
     rates = 1.0 if no_lambda else opt
-    env = dg.envelope(cell, p, ds.x_diag, rates, lags, eta=1.0 if no_lambda else None,
-                      backend=c["backend"], progress=False)
-    f, f_gates = (env.f / c["H"], env.f_gates / c["H"]) if no_lambda else (env.f, env.f_gates)  # mean over q
-    ts = dg.timescales(lags, env.m)
+    with part("envelope"):
+        env = dg.envelope(cell, p, ds.x_diag, rates, lags, eta=1.0 if no_lambda else None,
+                          backend=c["backend"], progress=False)
+        f, f_gates = (env.f / c["H"], env.f_gates / c["H"]) if no_lambda else (env.f, env.f_gates)  # mean over q
+        ts = dg.timescales(lags, env.m)
+        tau = np.where(np.isinf(ts.tau), np.nan, ts.tau)
+        rho = dg.rate_timescale_spearman(env.lam_neuron, ts.tau)
     statistic = c.get("statistic", "sequence")
-    ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, rates, lags, n_directions=c["K"],
-                              seed=c["seed"], orient=c.get("orient", False), statistic=statistic,
-                              engine="numpy" if statistic == "instantaneous" else "numba",
-                              backend=c["backend"], progress=False)
-    tables = _a_detection(ms.samples, lags, c)
+    with part("matched"):
+        ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, rates, lags, n_directions=c["K"],
+                                  seed=c["seed"], orient=c.get("orient", False), statistic=statistic,
+                                  engine="numpy" if statistic == "instantaneous" else "numba",
+                                  backend=c["backend"], progress=False)
+    with part("tails"):
+        tables = _a_detection(ms.samples, lags, c)
     main_method = next(iter(tables))
     det = tables[main_method]
-    if c.get("decay_window", "all") == "author":
-        decay = stats.fit_decay(lags, f, floor=stats.envelope_floor(f), trim=0.02)
-    else:
-        decay = stats.fit_decay(lags, f)
-    finite = np.isfinite(det.n_hat)
-    try:
-        master = stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
-    except ValueError as exc:                       # too few detectable lags at this size
-        master = {"error": str(exc)}
-    tau = np.where(np.isinf(ts.tau), np.nan, ts.tau)
-    rho = dg.rate_timescale_spearman(env.lam_neuron, ts.tau)
+    with part("fits"):
+        if c.get("decay_window", "all") == "author":
+            decay = stats.fit_decay(lags, f, floor=stats.envelope_floor(f), trim=0.02)
+        else:
+            decay = stats.fit_decay(lags, f)
+        finite = np.isfinite(det.n_hat)
+        try:
+            master = stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
+        except ValueError as exc:                       # too few detectable lags at this size
+            master = {"error": str(exc)}
     B = ds.x_diag.shape[1]
     psi = (np.stack([s.reshape(B, -1).mean(axis=1) for s in ms.samples]) if statistic == "instantaneous"
            else ms.samples)                         # per-sequence means either way
@@ -159,13 +184,16 @@ def a_fidelity(c):
     opts = {"layernorm": True}
     if c["cell"] == "constgate":
         opts["s"] = c["s"]
-    cell = lwsim.make_cell(c["cell"], c["D"], c["H"], **opts)
+    cell = lwsim.make_cell(c["cell"], c["D"], c["H"], dtype=_train_dtype(c), **opts)
     params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s"])
-    res = train(cell, params, ds, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
-                epochs=c["epochs"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
-                validate=False, progress=False)
-    fid = dg.envelope_fidelity(cell, res.params, ds.x_diag, res.optimizer, c["lags"],
-                               n_times=c["n_time"], seed=c["seed"], backend=c["backend"], progress=False)
+    with part("training"):
+        res = train(cell, params, ds, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
+                    epochs=c["epochs"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
+                    validate=False, progress=False)
+        cell, res = _float64(cell, res)
+    with part("envelope"):
+        fid = dg.envelope_fidelity(cell, res.params, ds.x_diag, res.optimizer, c["lags"],
+                                   n_times=c["n_time"], seed=c["seed"], backend=c["backend"], progress=False)
     return {"lags": np.asarray(fid.lags), "f_exact": fid.f_exact, "f_approx": fid.f_approx,
             "offdiag": fid.offdiag, "spearman": fid.spearman, "pearson_log": fid.pearson_log,
             "slope_exact": fid.slope_exact, "slope_approx": fid.slope_approx,
@@ -181,8 +209,9 @@ def a_theory(c):
     signal gain and N grid from theory.planted.choose_grid); eps defaults to theory.planted.EPS.
     """
     from theory.planted import EPS, planted_check
-    r = planted_check(c["law"], c["alpha"], eps=c.get("eps", EPS), seed=c["seed"],
-                      n_lags=c["n_lags"], n_samples=c["n_samples"])
+    with part("tails"):                 # planted samples, their detection table and the exponent fit
+        r = planted_check(c["law"], c["alpha"], eps=c.get("eps", EPS), seed=c["seed"],
+                          n_lags=c["n_lags"], n_samples=c["n_samples"])
     v = r.verdict()
     return {"law": r.law, "alpha": r.alpha, "lags": r.lags, "f": r.f, "n_grid": r.n_grid,
             "h_n": r.h_measured, "h_theory": r.h_theory, "h_theory_lo": r.h_theory_lo,
@@ -195,7 +224,7 @@ def a_theory(c):
 
 # ----------------------------------------------------------------------------- [B] S1
 def _b_cell(name, c, readout="last"):
-    opts = {"bias": False, "readout": readout}
+    opts = {"bias": False, "readout": readout, "dtype": _train_dtype(c)}
     if name == "constgate":
         opts["s"] = c.get("s", 0.8)
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
@@ -207,9 +236,11 @@ def b_s1(c):
     task = make_task("adding", T=c["T"], D=c["D"], seed=c["seed"])
     cell = _b_cell(c["cell"], c)
     params = cell.init_params(seed=c["seed"], scheme="torch")
-    res = train(cell, params, task, optimizer="sgd", optimizer_kwargs={"lr": c["lr"]},
-                steps=c["steps"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
-                checkpoints=c["checkpoints"], validate=False, progress=False)
+    with part("training"):
+        res = train(cell, params, task, optimizer="sgd", optimizer_kwargs={"lr": c["lr"]},
+                    steps=c["steps"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
+                    checkpoints=c["checkpoints"], validate=False, progress=False)
+        cell, res = _float64(cell, res)
     x_probe, _ = task.batch(c["probe"], c["seed"] + 7919)
     out = {}
     convs = c.get("conventions", "lwsim")
@@ -219,8 +250,9 @@ def b_s1(c):
         # (unsuffixed when it is the only one); min_points 50 as [B]
         for conv in convs:
             sfx = "" if conv == convs[0] else f"_{conv}"
-            prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.get("min_points", 10),
-                                 backend=c["backend"], progress=False, conventions=conv, seed=c["seed"])
+            with part("diagnostics"):
+                prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.get("min_points", 10),
+                                     backend=c["backend"], progress=False, conventions=conv, seed=c["seed"])
             out[f"mu{sfx}_{ck}"] = prof.mu
             for pr in prof.predictors.values():
                 out[f"{pr.name}{sfx}_mu0_{ck}"] = pr.mu0
@@ -270,10 +302,12 @@ def b_s2(c):
     params = cell.init_params(seed=c["seed"], scheme="torch")
     shift = 1 if author else 0                   # [B]: checkpoint "it" is saved after it + 1 updates
     train_data = fixed_batch(task, c["batch"], c.get("train_batch_seed", 0)) if author else task
-    res = train(cell, params, train_data, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
-                steps=max(c["checkpoints"]) + shift, batch_size=c["batch"], backend=c["backend"],
-                seed=c["seed"], checkpoints=[ck + shift for ck in c["checkpoints"]], validate=False,
-                progress=False)
+    with part("training"):
+        res = train(cell, params, train_data, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
+                    steps=max(c["checkpoints"]) + shift, batch_size=c["batch"], backend=c["backend"],
+                    seed=c["seed"], checkpoints=[ck + shift for ck in c["checkpoints"]], validate=False,
+                    progress=False)
+        cell, res = _float64(cell, res)
     if author:
         x_probe, _ = task.batch(c["probe"], c["seed"])
     else:
@@ -288,14 +322,16 @@ def b_s2(c):
         p = res.checkpoints[ck + shift]
         if author:
             x, y = _s2_author_rows(task, c, ck, rng)
-        G, _ = dg.per_example_gradients(cell, p, x, y, backend=c["backend"], progress=False)
+        with part("diagnostics"):
+            G, _ = dg.per_example_gradients(cell, p, x, y, backend=c["backend"], progress=False)
         for conv in c.get("conventions", ["lwsim"]):
             sfx = "" if conv == "lwsim" else f"_{conv}"
-            ja = dg.jacobian_anisotropy(cell, p, x_probe, lags, n_samples=c["n_triples"],
-                                        seed=c["seed"] + 7919 * i if author else c["seed"], r=r,
-                                        n_energy=n_energy, backend=c["backend"], progress=False,
-                                        conventions=conv, sampling="author" if author else "lwsim")
-            ga = dg.gradient_covariance_metrics(G, r=min(10, c["n_examples"] - 1), conventions=conv)
+            with part("diagnostics"):
+                ja = dg.jacobian_anisotropy(cell, p, x_probe, lags, n_samples=c["n_triples"],
+                                            seed=c["seed"] + 7919 * i if author else c["seed"], r=r,
+                                            n_energy=n_energy, backend=c["backend"], progress=False,
+                                            conventions=conv, sampling="author" if author else "lwsim")
+                ga = dg.gradient_covariance_metrics(G, r=min(10, c["n_examples"] - 1), conventions=conv)
             out[f"ai{sfx}_{ck}"], out[f"ce{sfx}_{ck}"] = ja.ai_median, ja.ce_median
             out[f"gai{sfx}_{ck}"], out[f"gce{sfx}_{ck}"] = float(ga.ai), float(ga.ce)
             out[f"gpr{sfx}_{ck}"] = float(ga.pr)
@@ -316,7 +352,8 @@ def b_expansion(c):
     cell = lwsim.make_cell(c["cell"], D, H, bias=False, readout="last")
     params = cell.init_params(seed=c["seed"], scheme="normal", sigma_w=c["sigma_w"])
     eps = dg.expansion.AUTHOR_EPS if c.get("eps_grid", "lwsim") == "author" else dg.expansion.DEFAULT_EPS
-    fc = dg.frechet_check(cell, params, x, eps, conventions=c.get("conventions", "lwsim"))
+    with part("diagnostics"):
+        fc = dg.frechet_check(cell, params, x, eps, conventions=c.get("conventions", "lwsim"))
     return {"eps": fc.eps, "E": np.asarray(fc.E).reshape(len(fc.eps), -1)[:, 0],
             "C2": np.asarray(fc.C2).reshape(len(fc.eps), -1)[:, 0],
             "slope": float(np.ravel(fc.slope)[0]), "remainder": float(np.ravel(fc.remainder)[0]),

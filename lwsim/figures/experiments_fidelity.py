@@ -15,12 +15,13 @@ from lwsim.diagnostics.gamma import gate_factors
 from .experiments import train_a_model
 from .presets import A_CELLS
 from .runner import Run, experiment
+from .timing import part
 
 CONVENTIONS = ("lwsim", "author")
 _N_GRID = [25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200]
 # The comparison size (D 4, H 8, T 64, lags 1 … 32); 512 diagnostic sequences = 4 of the
 # author's 128-sequence orientation batches and enough samples for reliable tail fits.
-QUICK = dict(T=64, D=4, H=8, n_train=256, n_val=64, n_diag=512, epochs=10, batch=32, lr=3e-3,
+QUICK = dict(train_dtype="float32", T=64, D=4, H=8, n_train=256, n_val=64, n_diag=512, epochs=10, batch=32, lr=3e-3,
              weight_decay=1e-4, clip=1.0, s0=0.05, task_lags=[2, 4, 8, 16], task_coefs=[0.6, 0.5, 0.4, 0.3],
              sigma_y=0.3, lags=list(range(1, 33)), n_grid=_N_GRID, eps=20.0, K=1, n_boot=200,
              seeds=[212], optimizer="adamw")
@@ -66,25 +67,31 @@ def a_conventions(c):
     p, opt = res.params, res.optimizer
     lags = np.asarray(c["lags"])
     x16 = ds.x_diag[:, :16]
-    fl, fa = gate_factors(cell, p, x16), gate_factors(cell, p, x16, conventions="author")
-    gl = dg.transport_factors(cell, p, x16, lags, engine="numpy")
-    ga = dg.transport_factors(cell, p, x16, lags, conventions="author")
+    with part("diagnostics"):
+        fl, fa = gate_factors(cell, p, x16), gate_factors(cell, p, x16, conventions="author")
+        gl = dg.transport_factors(cell, p, x16, lags, engine="numpy")
+        ga = dg.transport_factors(cell, p, x16, lags, conventions="author")
     out = {"lags": lags, "rel_r": _rel(fa.r, fl.r), "rel_gamma": _rel(ga, gl),
            "rel_gamma_lag": np.array([_rel(ga[i], gl[i]) for i in range(lags.size)])}
     for conv in CONVENTIONS:
-        env = dg.envelope(cell, p, ds.x_diag, opt, lags, backend=c["backend"], progress=False,
-                          conventions=conv, engine="numpy" if conv == "author" else "numba")
-        ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, opt, lags, n_directions=c["K"],
-                                  seed=c["seed"], orient=True, backend=c["backend"], progress=False,
-                                  conventions=conv)
-        det = stats.detection_table(ms.samples, lags, c["n_grid"], eps=c["eps"], seed=c["seed"],
-                                    n_boot=c["n_boot"], conventions=conv)
+        with part("envelope"):
+            env = dg.envelope(cell, p, ds.x_diag, opt, lags, backend=c["backend"], progress=False,
+                              conventions=conv, engine="numpy" if conv == "author" else "numba")
+        with part("matched"):
+            ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, opt, lags, n_directions=c["K"],
+                                      seed=c["seed"], orient=True, backend=c["backend"], progress=False,
+                                      conventions=conv)
+        with part("tails"):
+            det = stats.detection_table(ms.samples, lags, c["n_grid"], eps=c["eps"], seed=c["seed"],
+                                        n_boot=c["n_boot"], conventions=conv)
         # the author's runner fits the laws to the mean log-mass per sequence, lwsim to log f
         fit_on = np.exp(env.log_mass) if conv == "author" else env.f
         out.update({f"f_{conv}": env.f, f"psi_mean_{conv}": ms.samples.mean(axis=1),
                     f"alpha_{conv}": det.alpha, f"sigma_{conv}": det.sigma, f"n_hat_{conv}": det.n_hat,
-                    f"h_n_{conv}": det.h_n, f"decay_{conv}": _decay(lags, fit_on),
+                    f"h_n_{conv}": det.h_n,
                     f"signs_flipped_{conv}": float(np.mean(ms.signs < 0))})
+        with part("fits"):
+            out[f"decay_{conv}"] = _decay(lags, fit_on)
         if conv == "author":
             out["log_mass_author"] = env.log_mass
     out["n_grid"] = np.asarray(c["n_grid"], dtype=float)

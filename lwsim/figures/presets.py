@@ -3,6 +3,10 @@ paper (the final paper of [A], the author's final launcher) and paper-v1 ([A]'s 
 
 Every experiment reads its sizes from here; a run's configuration is the dict it receives, so the
 results cache (runner.py) distinguishes presets automatically.
+
+Training dtype: every preset trains in float32 (``train_dtype``), as [A] and [B] did (PyTorch's
+default dtype); the diagnostics and statistics run in float64 on the trained weights, cast once
+(experiments.py). ``train_dtype="float64"`` trains in float64.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ N_GRID_FINAL = (25, 50, 75, 100, 125, 150, 175, 200, 225, 250, 275, 300, 325, 35
 
 # [A] main at the earlier code generation's sizes (the author's repository README, "as in the
 # paper"); the quick/medium/smoke presets shrink these and keep lwsim's defaults for every option.
-A_MAIN_V1_SIZES = dict(T=1024, D=16, H=128, n_train=8000, n_val=1000, n_diag=8000, epochs=750, batch=512,
+A_MAIN_V1_SIZES = dict(train_dtype="float32", T=1024, D=16, H=128, n_train=8000, n_val=1000, n_diag=8000, epochs=750, batch=512,
                        lr=1e-3, weight_decay=1e-4, clip=1.0, s0=0.05,
                        task_lags=[32, 64, 128, 192, 256], task_coefs=[0.6, 0.5, 0.4, 0.32, 0.26],
                        sigma_y=0.3, lags=_int_lags(4, 256, 128),
@@ -63,22 +67,22 @@ A_OPTIONS_V1 = dict(statistic="instantaneous", rates="none", orient=False, tail_
 PAPER = {
     # [A] main, the final paper (the author's final launcher; docs/experiments.md §5.3): per-sequence
     # means ψ̄_b Λ-weighted, K = 50 oriented directions, ECF and McCulloch Ĥ_N both reported.
-    "a_main": dict(T=1536, D=16, H=256, n_train=8000, n_val=1000, n_diag=12000, epochs=1500, batch=384,
+    "a_main": dict(train_dtype="float32", T=1536, D=16, H=256, n_train=8000, n_val=1000, n_diag=12000, epochs=1500, batch=384,
                    lr=2e-4, weight_decay=1e-4, clip=1.0, s0=0.05,
                    task_lags=[64, 128, 256, 384, 512, 768], task_coefs=[0.60, 0.50, 0.40, 0.30, 0.22, 0.16],
                    sigma_y=0.4, lags=_int_lags(4, 768, 192), n_grid=list(N_GRID_FINAL),
                    eps=20.0, seeds=[2, 12, 31, 41, 51], optimizers=["adamw"],
                    compare_optimizers=["sgd", "rmsprop"], compare_seeds=[2, 12, 31, 41, 51], K=50,
                    **A_OPTIONS_FINAL),
-    "a_fidelity": dict(T=500, D=8, H=64, batch=256, epochs=200, lr=1e-3, s=0.1, n_train=1024,
+    "a_fidelity": dict(train_dtype="float32", T=500, D=8, H=64, batch=256, epochs=200, lr=1e-3, s=0.1, n_train=1024,
                        optimizers=["sgd", "adamw", "rmsprop"], seeds=[42, 123, 271, 314, 999], task_lags=[5, 20, 50],
                        lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 245], n_seq=16, n_time=50),
     # [B] entries follow the author's protocol (docs/fidelity.md, "[B]"); quantities stay exact
     # (conventions "lwsim"); b_s2 also reports the author's conventions (suffix _author).
-    "b_s1": dict(T=80, D=4, H=64, lr=1e-2, batch=64, steps=800, checkpoints=[0, 50, 200, 400, 600, 800],
+    "b_s1": dict(train_dtype="float32", T=80, D=4, H=64, lr=1e-2, batch=64, steps=800, checkpoints=[0, 50, 200, 400, 600, 800],
                  probe=12, seeds=list(range(20)), s=0.8, min_points=50, b1_predictors="all",
                  conventions=["lwsim", "author"]),
-    "b_s2": dict(T=120, D=6, H=64, batch=64, steps=1200, checkpoints=[0, 400, 800, 1200],
+    "b_s2": dict(train_dtype="float32", T=120, D=6, H=64, batch=64, steps=1200, checkpoints=[0, 400, 800, 1200],
                  seeds=list(range(20)), tasks=list(B_TASKS), n_examples=256,
                  lags=[1, 2, 4, 8, 12, 16, 24, 32, 40], n_triples=64, protocol="author", probe=64,
                  task_inputs="author", conventions=["lwsim", "author"], b6_errorbars="quartiles"),

@@ -49,8 +49,10 @@ def checksum(rest, arrays):
     return h.hexdigest()
 
 
-def save(cache_dir, run, result, elapsed_s=None):
-    """Arrays → .npz, everything else → .json (written last: it marks completion)."""
+def save(cache_dir, run, result, elapsed_s=None, profile=None):
+    """Arrays → .npz, everything else → .json (written last: it marks completion). The run's wall
+    time and profile ({part: seconds}, timing.py) go beside the result in the .json, outside its
+    checksum: they describe how the result was computed, not what it is."""
     if not isinstance(result, dict):
         raise TypeError(f"result of {run.experiment} must be a dict, got {type(result).__name__}")
     js, nz = paths(cache_dir, run)
@@ -62,6 +64,8 @@ def save(cache_dir, run, result, elapsed_s=None):
             "result": rest, "arrays": sorted(arrays)}
     if elapsed_s is not None:
         meta["elapsed_s"] = float(elapsed_s)
+    if profile is not None:
+        meta["profile"] = {str(k): float(v) for k, v in profile.items()}
     atomic_write_json(js, meta)
 
 
@@ -126,6 +130,16 @@ def is_cached(cache_dir, run):
     """True if a record exists and passes its check; touches nothing (for dry runs)."""
     js, nz = paths(cache_dir, run)
     return js.exists() and nz.exists() and _problem(run, js, nz)[1] is None
+
+
+def profile(cache_dir, run):
+    """The stored profile {part: seconds, "wall": s} of a cached run (None if absent)."""
+    js, _ = paths(cache_dir, run)
+    try:
+        p = json.loads(js.read_text()).get("profile")
+    except (OSError, ValueError):
+        return None
+    return p if isinstance(p, dict) else None
 
 
 def elapsed(cache_dir, run):

@@ -54,10 +54,10 @@ class Run:
 
 
 # The cache (checked records, quarantine of bad files) lives in runcache.py; these names stay.
-def save_result(cache_dir, run, result, elapsed_s=None):
-    """Write ``run``'s result atomically (see cache.save)."""
+def save_result(cache_dir, run, result, elapsed_s=None, profile=None):
+    """Write ``run``'s result atomically, with its wall time and profile (see cache.save)."""
     from . import runcache as cache
-    cache.save(cache_dir, run, result, elapsed_s)
+    cache.save(cache_dir, run, result, elapsed_s, profile)
 
 
 def load_result(cache_dir, run):
@@ -103,17 +103,20 @@ def limit_threads(threads):
 
 
 def run_task(fn, config_json, threads=None):
-    """Execute one run in a worker → (result, seconds). Errors come back as RunError(traceback)."""
-    import time
+    """Execute one run in a worker → (result, seconds, profile): profile splits the seconds into
+    parts (timing.py). Errors come back as RunError(traceback)."""
     import traceback
     from . import experiments  # noqa: F401  (a spawned worker registers the experiments too)
+    from . import timing
     limit_threads(threads)
-    t0 = time.perf_counter()
+    prof = timing.Profile()
     try:
-        result = fn(json.loads(config_json))
+        with timing.active(prof):
+            result = fn(json.loads(config_json))
     except Exception:
         raise RunError(traceback.format_exc()) from None
-    return result, time.perf_counter() - t0
+    profile = prof.finish()
+    return result, profile["wall"], profile
 
 
 def _failure_text(exc):
@@ -123,7 +126,7 @@ def _failure_text(exc):
 
 
 def _pool_execute(todo, jobs, threads, retries):
-    """Local process pool: yield (run, ok, (result, seconds) or traceback) as runs finish."""
+    """Local process pool: yield (run, ok, (result, seconds, profile) or traceback) as runs finish."""
     from concurrent.futures import FIRST_COMPLETED, wait
     if jobs == 1 or len(todo) <= 1:
         for run in todo:
@@ -210,8 +213,8 @@ def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc
     try:
         for run, ok, payload in stream:
             if ok:
-                result, seconds = payload
-                save_result(cache_dir, run, result, elapsed_s=seconds)
+                result, seconds, profile = payload
+                save_result(cache_dir, run, result, elapsed_s=seconds, profile=profile)
                 results[run] = load_result(cache_dir, run)
             else:
                 failures[run] = payload
