@@ -239,14 +239,15 @@ def test_extreme_preactivations_stay_finite():
         assert err_nb <= max(3 * err_ref, 1e-5), (k, err_nb, err_ref)
 
 
-def test_diagnostics_fall_back_to_reference():
+def test_lag_gradients_fall_back_to_reference_tangents_are_fused():
     cell = make(("diaggate", {"layernorm": True}))
     p = random_params(cell, 17)
     x, y = random_data(cell, 4, 2, 17)
     l1, g1 = cell.lag_gradients(p, x, y, backend="numba")
     l2, g2 = cell.lag_gradients(p, x, y)
     assert l1 == l2 and all(np.array_equal(a[k], b[k]) for a, b in zip(g1, g2) for k in p)
-    assert np.array_equal(cell.tangents(p, x, p, backend="numba"), cell.tangents(p, x, p))
+    # tangents: fused numba kernels (tests/test_tangents_numba.py), equal to round-off
+    assert rel_err(cell.tangents(p, x, p, backend="numba"), cell.tangents(p, x, p)) <= 1e-12
 
 
 def _check(name, nb, ref, hi, tol):

@@ -256,10 +256,32 @@ class Cell:
         return be.lag_gradients(self, p, x, y, mask, max_lag)
 
     def tangents(self, params, x, direction, backend="numpy"):
-        """Forward-mode v_t = (∂h_t/∂θ)[w], t = 0 … T: (T+1, B, S) (docs/diagnostics.md §2.7)."""
+        """Forward-mode v_t = (∂h_t/∂θ)[w], t = 0 … T: (T+1, B, S) (docs/diagnostics.md §2.7).
+
+        ``direction``: a dict shaped like ``params`` → (T+1, B, S); or a list of K such dicts →
+        (K, T+1, B, S). backend="numba" computes the K tangents in one pass (one forward, the K·B
+        rows of each step in one GEMM); "numpy"/"cupy" run one reference pass per direction.
+        """
         be, p, x = self._prepare(params, x, backend)
-        dp = self.check_params(direction)
-        return be.tangents(self, p, x, dp)
+
+        def checked(d, name):           # as params are checked (keys, shapes, finite), named
+            if not isinstance(d, dict):
+                raise TypeError(f"{name} must be a dict of arrays shaped like params, got {type(d).__name__}")
+            try:
+                return self.check_params(d)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{name}: {e}") from None
+        if isinstance(direction, dict):
+            return be.tangents(self, p, x, checked(direction, "direction"))
+        if not isinstance(direction, (list, tuple)):
+            raise TypeError("direction must be a dict of arrays shaped like params, or a list of them, "
+                            f"got {type(direction).__name__}")
+        if not direction:
+            raise ValueError("direction must be a dict or a non-empty list of dicts, got an empty list")
+        dps = [checked(d, f"direction[{k}]") for k, d in enumerate(direction)]
+        if backend == "numba":
+            return be.tangents(self, p, x, dps)
+        return np.stack([be.tangents(self, p, x, dp) for dp in dps])
 
     # ------------------------------------------------------------------ PyTorch weights
     def params_from_torch(self, state_dict):

@@ -9,7 +9,7 @@ statistic, [B]'s effective-LR profile and anisotropy, and the checks of the firs
 | §2.4 | :mod:`.rates` | recurrent_rates, rayleigh_rates, rowmean_rates, source_rates |
 | §2.5 | :mod:`.envelope` | envelope, exact_envelope, rate_timescale_spearman |
 | §2.6 | :mod:`.timescales` | timescales, constgate_timescale |
-| §2.7 | :mod:`.matched` | matched_statistic, random_direction |
+| §2.7 | :mod:`.matched` | matched_statistic, envelope_and_matched, random_direction |
 | §2.8 | :mod:`.profile` | lr_profile, gate_products, fit_power |
 | §2.9 | :mod:`.anisotropy` | jacobian_anisotropy, gradient_anisotropy, singular_value_metrics |
 | §2.10 | :mod:`.expansion` | gate_split, frechet_check, envelope_fidelity, fidelity_table |
@@ -27,7 +27,7 @@ from .expansion import (EnvelopeFidelity, FrechetCheck, envelope_fidelity, fidel
                         frechet_check, frechet_from_split, gate_derivative_term, gate_split)
 from .gamma import GateFactors, gamma, gate_factors, prefix_sums, transport_factors
 from .lag_gradients import LagGradients, lag_gradient_profile
-from .matched import MatchedStatistic, matched_statistic, random_direction
+from .matched import MatchedStatistic, envelope_and_matched, matched_statistic, random_direction
 from .profile import LRProfile, PowerFit, Predictor, fit_power, gate_products, lr_profile
 from .rates import (base_rate, rayleigh_rates, recurrent_rates, rowmean_rates, source_rates)
 from .timescales import TimeScales, constgate_timescale, timescales
@@ -38,7 +38,7 @@ __all__ = [
     "Envelope", "EnvelopeFidelity", "ExactEnvelope", "FrechetCheck", "GateFactors",
     "GradientAnisotropy", "JacobianAnisotropy", "LRProfile", "LagGradients", "MatchedStatistic",
     "PowerFit", "Predictor", "TimeScales", "base_rate", "constgate_timescale", "envelope",
-    "envelope_fidelity", "exact_envelope", "fidelity_table", "fit_power", "frechet_check",
+    "envelope_and_matched", "envelope_fidelity", "exact_envelope", "fidelity_table", "fit_power", "frechet_check",
     "frechet_from_split", "gamma", "gate_derivative_term", "gate_factors", "gate_products",
     "gate_split", "gradient_anisotropy", "gradient_covariance_metrics", "iterate_products",
     "jacobian_anisotropy", "lag_gradient_profile", "lr_profile", "matched_statistic", "median_iqr",

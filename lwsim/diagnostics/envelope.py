@@ -149,53 +149,80 @@ def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None
     number or the optimizer's lr; required with a bare dict). lags: int L or increasing lags.
     conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
     """
-    need_gated(cell, "the envelope")
-    conventions = check_conventions(conventions)
-    x = cell.check_x(x)
-    order, engine = check_order(order), check_engine(engine)
-    T, B, _ = x.shape
-    H = cell.n_hidden
-    chunk, progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
-    lags = check_lags(lags, T)
-    lam = recurrent_rates(cell, rates)
-    eta = base_rate(rates, eta)
-    n = lags.size
-    acc_mu, acc_g0, cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
-    author = conventions == "author"
-    h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
-    n_src = T + 1 if author else T                   # author: sources k = 0 … T (row k: h_k)
-    s1, s2, n_k, lam_neuron = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src), np.zeros(H)
-    acc_log = np.zeros(n)
-    sl = batch_slices(B, chunk)
-    for s in progress_iter(sl, len(sl), f"envelope ({cell.name})", progress):
-        fac = gate_factors(cell, params, x[:, s], backend, conventions)
-        lam_src = source_rates(lam, fac.trace.h, form, conventions)
-        if author:
-            accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0)
+    acc = EnvelopeAccumulator(cell, params, x, rates, lags, order=order, form=form, eta=eta, chunk=chunk,
+                              backend=backend, engine=engine, progress=progress, conventions=conventions)
+    for s in progress_iter(acc.slices, len(acc.slices), f"envelope ({cell.name})", acc.progress):
+        acc.add(gate_factors(cell, params, acc.x[:, s], backend, acc.conventions))
+    return acc.result()
+
+
+class EnvelopeAccumulator:
+    """The envelope's sums over chunks of sequences: ``add`` one chunk's gate factors (in the order
+    of ``slices``), then ``result()`` → :class:`Envelope`. :func:`envelope` is this loop; a caller
+    that also needs the matched statistic on the same sequences shares the gate factors
+    (:func:`lwsim.diagnostics.matched.envelope_and_matched`).
+
+    See docs/diagnostics.md §2.5.
+    """
+
+    def __init__(self, cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=None,
+                 backend="numpy", engine="numba", progress=True, conventions="lwsim"):
+        need_gated(cell, "the envelope")
+        self.conventions = check_conventions(conventions)
+        self.x = x = cell.check_x(x)
+        self.order, self.engine = check_order(order), check_engine(engine)
+        T, B, _ = x.shape
+        H = cell.n_hidden
+        chunk, self.progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
+        self.lags = lags = check_lags(lags, T)
+        self.lam = recurrent_rates(cell, rates)
+        self.eta = base_rate(rates, eta)
+        self.cell, self.form, self.T, self.B, self.H = cell, form, T, B, H
+        n = lags.size
+        self.acc_mu, self.acc_g0, self.cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
+        self.author = author = self.conventions == "author"
+        self.h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
+        self.n_src = n_src = T + 1 if author else T             # author: sources k = 0 … T (row k: h_k)
+        self.s1, self.s2, self.n_k = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src)
+        self.lam_neuron = np.zeros(H)
+        self.acc_log = np.zeros(n)
+        self.slices = batch_slices(B, chunk)
+
+    def add(self, fac):
+        """Add one chunk's gate factors (:func:`.gamma.gate_factors` of its sequences)."""
+        lam_src = source_rates(self.lam, fac.trace.h, self.form, self.conventions)
+        if self.author:
+            accumulate_author(fac, lam_src, self.lags, self.order, self.acc_mu, self.acc_g0, self.cnt,
+                              self.acc_log, self.h0)
         else:
             d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
-            accumulate(d, r, e, lam_src, lags, order, engine, acc_mu, acc_g0, cnt)
-        s1 += lam_src.sum(axis=(1, 2))
-        s2 += (lam_src * lam_src).sum(axis=(1, 2))
-        n_k += lam_src.shape[1] * H
-        lam_neuron += lam_src.sum(axis=(0, 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = acc_mu / cnt[:, None]
-        f = m.sum(axis=1)
-        f_gates = eta * (acc_g0 / cnt[:, None]).sum(axis=1)
-        if author:                                   # the author averages over the neurons
-            f, f_gates = f / H, f_gates / H
-        ratio = f / f_gates
-    # author: rows k = 0 … T − ℓ of the (T+1)-row table (with the h₀ window) or k = 1 … T − ℓ
-    if h0:
-        lam_mean, lam_std = _lambda_stats(s1, s2, n_k, lags - 1, T)
-    else:
-        sl_ = slice(1, None) if author else slice(None)
-        lam_mean, lam_std = _lambda_stats(s1[sl_], s2[sl_], n_k[sl_], lags, T)
-    return Envelope(lags=lags, f=f, f_gates=f_gates, ratio=ratio, m=m, count=cnt,
-                    lam_mean=lam_mean, lam_std=lam_std, lam_neuron=lam_neuron / (n_src * B),
-                    eta=float(eta), order=order, form=form, conventions=conventions,
-                    log_mass=acc_log / B if author else None)
+            accumulate(d, r, e, lam_src, self.lags, self.order, self.engine, self.acc_mu, self.acc_g0, self.cnt)
+        self.s1 += lam_src.sum(axis=(1, 2))
+        self.s2 += (lam_src * lam_src).sum(axis=(1, 2))
+        self.n_k += lam_src.shape[1] * self.H
+        self.lam_neuron += lam_src.sum(axis=(0, 1))
+
+    def result(self):
+        """The :class:`Envelope` of every chunk added."""
+        lags, T, H, author = self.lags, self.T, self.H, self.author
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = self.acc_mu / self.cnt[:, None]
+            f = m.sum(axis=1)
+            f_gates = self.eta * (self.acc_g0 / self.cnt[:, None]).sum(axis=1)
+            if author:                                   # the author averages over the neurons
+                f, f_gates = f / H, f_gates / H
+            ratio = f / f_gates
+        # author: rows k = 0 … T − ℓ of the (T+1)-row table (with the h₀ window) or k = 1 … T − ℓ
+        s1, s2, n_k = self.s1, self.s2, self.n_k
+        if self.h0:
+            lam_mean, lam_std = _lambda_stats(s1, s2, n_k, lags - 1, T)
+        else:
+            sl_ = slice(1, None) if author else slice(None)
+            lam_mean, lam_std = _lambda_stats(s1[sl_], s2[sl_], n_k[sl_], lags, T)
+        return Envelope(lags=lags, f=f, f_gates=f_gates, ratio=ratio, m=m, count=self.cnt,
+                        lam_mean=lam_mean, lam_std=lam_std, lam_neuron=self.lam_neuron / (self.n_src * self.B),
+                        eta=float(self.eta), order=self.order, form=self.form, conventions=self.conventions,
+                        log_mass=self.acc_log / self.B if author else None)
 
 
 def exact_envelope(cell, params, x, rates, lags, *, form="rayleigh", chunk=4, backend="numpy",

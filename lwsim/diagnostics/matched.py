@@ -2,7 +2,9 @@
 
     δ_t = (ŷ_t − y_t) W_out                     ∈ R^H   (direct error, readout W_out: conventions)
     v_t = (∂h_t/∂θ)[w]                           forward-mode tangent (``cell.tangents``) along a
-                                                 unit direction w, ‖w‖₂ = 1 over all trained params
+                                                 unit direction w, ‖w‖₂ = 1 over all trained params;
+                                                 the K directions go through the tangent pass in
+                                                 groups (one pass per group, numba backend)
     ψ_{b,t}(ℓ) = Σ_q μ^{(q)}_{b,t,ℓ} δ^{(q)}_{b,t} v^{(q)}_{b,t−ℓ},    μ = Λ Γ (or Λ Γ⁰, ``order=0``)
     ψ̄_b(ℓ) = mean over the counted valid t (t − ℓ ≥ 1) of ψ_{b,t}(ℓ), then the mean over K
     directions w_1 … w_K (drawn from ``seed``).
@@ -75,6 +77,7 @@ def _directions(params, n_directions, seed, keys):
 
 
 AUTHOR_BATCH = 128   # the author's diagnostic batch: one orientation sign per batch
+TANGENT_GROUP_ELEMENTS = 2 ** 24   # bound on the tangents of one group of directions (128 MB float64)
 
 
 def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None):
@@ -135,70 +138,140 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
       averaged per (b, t); ``orient`` takes the sign of the mean over all samples; NumPy engine;
       docs/diagnostics.md §2.7, docs/fidelity.md).
     """
-    conventions = check_conventions(conventions)
-    if statistic not in ("sequence", "instantaneous"):
-        raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
-    inst = statistic == "instantaneous"
-    if inst and orient and conventions == "author":
-        raise ValueError("orient with conventions='author' (per-batch signs) needs statistic='sequence'")
-    need_gated(cell, "the matched statistic")
-    x = cell.check_x(x)
-    y = cell.check_y(y, x)
-    T, B, _ = x.shape
-    mask = cell.check_mask(mask, T)
-    order, engine = check_order(order), check_engine(engine)
-    chunk, progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
-    K = check_int("n_directions", n_directions, 1)
-    seed = check_seed(seed)
-    if not isinstance(orient, bool):
-        raise TypeError(f"orient must be a bool, got {type(orient).__name__}")
-    lags = check_lags(lags, T)
-    lam = recurrent_rates(cell, rates)
-    dirs = _directions(cell.check_params(params), K, seed, keys)
-    H = cell.n_hidden
-    W_out = np.asarray(to_numpy(params["W_out"]), dtype=np.float64)
-    weight = _weights(cell, T, mask)
-    n = lags.size
-    psi = np.zeros((K, n, B))
-    cnt = np.zeros((n, B))
-    per_t = [[[] for _ in range(n)] for _ in range(K)] if inst else None
-    sl = batch_slices(B, chunk)
-    for s in progress_iter(sl, len(sl), f"matched statistic ({cell.name})", progress):
-        xs = x[:, s]
-        fac = gate_factors(cell, params, xs, backend, conventions)
+    acc = MatchedAccumulator(cell, params, x, y, rates, lags, n_directions=n_directions, seed=seed,
+                             order=order, form=form, orient=orient, mask=mask, keys=keys, chunk=chunk,
+                             backend=backend, engine=engine, progress=progress, conventions=conventions,
+                             statistic=statistic)
+    for s in progress_iter(acc.slices, len(acc.slices), f"matched statistic ({cell.name})", acc.progress):
+        acc.add(s, gate_factors(cell, params, acc.x[:, s], backend, acc.conventions))
+    return acc.result()
+
+
+class MatchedAccumulator:
+    """The matched statistic chunk by chunk: ``add(s, fac)`` with the gate factors of the
+    sequences ``s`` (one of ``slices``, in order), then ``result()`` → :class:`MatchedStatistic`.
+    :func:`matched_statistic` is this loop; :func:`envelope_and_matched` shares each chunk's gate
+    factors with the envelope.
+
+    See docs/diagnostics.md §2.7.
+    """
+
+    def __init__(self, cell, params, x, y, rates, lags, *, n_directions=1, seed=0, order=1,
+                 form="rayleigh", orient=False, mask=None, keys=None, chunk=None,
+                 backend="numpy", engine="numba", progress=True, conventions="lwsim",
+                 statistic="sequence"):
+        self.conventions = conventions = check_conventions(conventions)
+        if statistic not in ("sequence", "instantaneous"):
+            raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
+        self.inst = inst = statistic == "instantaneous"
+        if inst and orient and conventions == "author":
+            raise ValueError("orient with conventions='author' (per-batch signs) needs statistic='sequence'")
+        need_gated(cell, "the matched statistic")
+        self.x = x = cell.check_x(x)
+        self.y = cell.check_y(y, x)
+        T, B, _ = x.shape
+        mask = cell.check_mask(mask, T)
+        self.order, self.engine = check_order(order), check_engine(engine)
+        chunk, self.progress = check_chunk(chunk, T, cell.state_size), check_progress(progress)
+        K = check_int("n_directions", n_directions, 1)
+        seed = check_seed(seed)
+        if not isinstance(orient, bool):
+            raise TypeError(f"orient must be a bool, got {type(orient).__name__}")
+        self.lags = lags = check_lags(lags, T)
+        self.lam = recurrent_rates(cell, rates)
+        self.dirs = _directions(cell.check_params(params), K, seed, keys)
+        self.cell, self.params, self.backend, self.form, self.orient = cell, params, backend, form, orient
+        self.T, self.H = T, cell.n_hidden
+        self.W_out = np.asarray(to_numpy(params["W_out"]), dtype=np.float64)
+        self.weight = _weights(cell, T, mask)
+        n = lags.size
+        self.psi = np.zeros((K, n, B))
+        self.cnt = np.zeros((n, B))
+        self.per_t = [[[] for _ in range(n)] for _ in range(K)] if inst else None
+        self.slices = batch_slices(B, chunk)
+        # directions per tangent pass: as many as keep the (K, T+1, chunk, S) tangents ≤ 2^24 floats
+        self.kb = max(1, min(K, TANGENT_GROUP_ELEMENTS // ((T + 1) * min(chunk, B) * cell.state_size)))
+
+    def add(self, s, fac):
+        """Add the sequences ``s`` (a slice of the batch) with their gate factors ``fac``."""
+        cell, params, T, H, lags, kb = self.cell, self.params, self.T, self.H, self.lags, self.kb
+        n = lags.size
+        xs = self.x[:, s]
         d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
-        lam_src = source_rates(lam, fac.trace.h, form)
-        delta = (f64(fac.trace.y) - np.asarray(to_numpy(y[:, s]), dtype=np.float64)) @ W_out
-        for kd, w in enumerate(dirs):
-            v = f64(cell.tangents(params, xs, w, backend=backend))
+        lam_src = source_rates(self.lam, fac.trace.h, self.form)
+        delta = (f64(fac.trace.y) - np.asarray(to_numpy(self.y[:, s]), dtype=np.float64)) @ self.W_out
+        for kd, w in enumerate(self.dirs):
+            if kd % kb == 0:                       # the next group of directions in one tangent pass
+                group = f64(cell.tangents(params, xs, self.dirs[kd:kd + kb], backend=self.backend))
+            v = group[kd % kb]
             if cell.name == "lstm":
-                v = np.ascontiguousarray(v[..., :H] if conventions == "author" else v[..., H:])
+                v = np.ascontiguousarray(v[..., :H] if self.conventions == "author" else v[..., H:])
             c = np.zeros((n, xs.shape[1]))
             p = np.zeros((n, xs.shape[1]))
-            if engine == "numpy" or fac.reset is not None or inst:
-                _accumulate_numpy(d, r, e, lam_src, delta, v, weight, lags, order, p, c, fac.reset,
-                                  per_t[kd] if inst else None)
+            if self.engine == "numpy" or fac.reset is not None or self.inst:
+                _accumulate_numpy(d, r, e, lam_src, delta, v, self.weight, lags, self.order, p, c, fac.reset,
+                                  self.per_t[kd] if self.inst else None)
             else:
                 from . import _kernels
                 Bc = xs.shape[1]
                 ee = np.ones((Bc, T, H)) if e is None else btH(e)
                 _kernels.matched_accumulate(btH(d), btH(r / d), ee, btH(lam_src), btH(delta), btH(v),
-                                            weight, lags, order, p, c)
-            psi[kd][:, s] = p
-            cnt[:, s] = c
-    if inst:
-        return _instantaneous(lags, per_t, orient, cnt, order, form)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_dir = psi / cnt[None]
-    signs = None
-    if orient and conventions == "author":
-        signs = _author_signs(psi, cnt)                                     # (K, n_lags, B)
-        per_dir = per_dir * signs
-    elif orient:
-        signs = np.where(np.nanmean(per_dir, axis=2) < 0, -1.0, 1.0)        # (K, n_lags)
-        per_dir = per_dir * signs[:, :, None]
-    return MatchedStatistic(lags=lags, samples=per_dir.mean(axis=0), per_direction=per_dir,
-                            signs=signs, count=cnt, order=order, form=form)
+                                            self.weight, lags, self.order, p, c)
+            self.psi[kd][:, s] = p
+            self.cnt[:, s] = c
+
+    def result(self):
+        """The :class:`MatchedStatistic` of every chunk added."""
+        lags, psi, cnt, order, form, orient = self.lags, self.psi, self.cnt, self.order, self.form, self.orient
+        if self.inst:
+            return _instantaneous(lags, self.per_t, orient, cnt, order, form)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_dir = psi / cnt[None]
+        signs = None
+        if orient and self.conventions == "author":
+            signs = _author_signs(psi, cnt)                                     # (K, n_lags, B)
+            per_dir = per_dir * signs
+        elif orient:
+            signs = np.where(np.nanmean(per_dir, axis=2) < 0, -1.0, 1.0)        # (K, n_lags)
+            per_dir = per_dir * signs[:, :, None]
+        return MatchedStatistic(lags=lags, samples=per_dir.mean(axis=0), per_direction=per_dir,
+                                signs=signs, count=cnt, order=order, form=form)
+
+
+def envelope_and_matched(cell, params, x, y, rates, lags, *, envelope_kwargs=None, chunk=None,
+                         backend="numpy", progress=True, conventions="lwsim", timer=None, **matched_kwargs):
+    """(:class:`.envelope.Envelope`, :class:`MatchedStatistic`) on the same sequences in one pass:
+    each chunk's gate factors (the forward pass and the Jacobian diagonal) computed once and used by
+    both. Equal to ``envelope(cell, params, x, rates, lags, **envelope_kwargs)`` and
+    ``matched_statistic(cell, params, x, y, rates, lags, **matched_kwargs)`` with the same
+    ``chunk``, ``backend``, ``conventions`` (``envelope_kwargs``: order, form, eta, engine; e.g.
+    eta=1.0 with rates 1.0 for Λ ≡ 1). ``timer``: optional ``timer(name)`` → context manager,
+    entered as "envelope" around the shared gate factors and the envelope's sums and as "matched"
+    around the rest (lwsim.figures' run profile).
+
+    See docs/diagnostics.md §2.5, §2.7.
+    """
+    import contextlib
+
+    from .envelope import EnvelopeAccumulator
+    timer = timer or (lambda name: contextlib.nullcontext())
+    common = dict(chunk=chunk, backend=backend, progress=progress, conventions=conventions)
+    env = EnvelopeAccumulator(cell, params, x, rates, lags, **(envelope_kwargs or {}), **common)
+    ms = MatchedAccumulator(cell, params, x, y, rates, lags, **matched_kwargs, **common)
+    if env.slices != ms.slices:                  # the same chunking for both, by construction
+        raise AssertionError("envelope and matched statistic chunk differently")
+    for s in progress_iter(ms.slices, len(ms.slices), f"envelope + matched statistic ({cell.name})",
+                           ms.progress):
+        with timer("envelope"):
+            fac = gate_factors(cell, params, ms.x[:, s], backend, ms.conventions)
+            env.add(fac)
+        with timer("matched"):
+            ms.add(s, fac)
+    with timer("envelope"):
+        env = env.result()
+    with timer("matched"):
+        ms = ms.result()
+    return env, ms
 
 
 def _instantaneous(lags, per_t, orient, cnt, order, form):

@@ -2,8 +2,9 @@
 
 Module-level entry points with already validated, dtype-cast NumPy inputs (see
 ``lwsim.cells.base.Cell``): ``forward``, ``loss_and_grad``, ``jacobians`` run fused ``@njit`` kernels
-(one pass over time for the forward, one for BPTT; the matrix products go to BLAS). ``lag_gradients``
-and ``tangents`` are diagnostics and fall back to the NumPy reference (``lwsim.reference`` with
+(one pass over time for the forward, one for BPTT; the matrix products go to BLAS). ``tangents``
+runs fused kernels too (tangent_kernels.py: one forward, then one pass for K directions at once);
+``lag_gradients`` is a diagnostic and falls back to the NumPy reference (``lwsim.reference`` with
 xp = numpy) on top of the same equations.
 
 Kernel modules, one per cell family:
@@ -62,5 +63,9 @@ def lag_gradients(cell, p, x, y, mask, max_lag):
 
 
 def tangents(cell, p, x, dp):
-    """Forward-mode tangents (docs/diagnostics.md §2.7): the NumPy reference (xp = numpy), not a fused kernel."""
-    return reference.tangents(np, cell, p, x, dp)
+    """Forward-mode tangents v_t = (∂h_t/∂θ)[w] (docs/diagnostics.md §2.7), fused kernels: ``dp`` one
+    direction dict → (T+1, B, S); a list of K dicts → (K, T+1, B, S), all K in one pass."""
+    from .tangent_kernels import tangents as fused
+    if isinstance(dp, dict):
+        return fused(cell, p, x, [dp])[0]
+    return fused(cell, p, x, list(dp))
