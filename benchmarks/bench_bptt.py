@@ -1,6 +1,7 @@
 """Forward + BPTT (loss_and_grad) timings: lwsim numba vs the lwsim NumPy reference vs PyTorch eager.
 
 Run:  python benchmarks/bench_bptt.py [--quick] [--threads N] [--batches 32,512] [--dtypes float32,float64]
+      [--cells rnn,lstm,...]   (LWSIM_NUMBA_TUNING=avx512|avx2|generic forces the numba blocking profile)
 
 For every cell (rnn, constgate, sharedgate, diaggate, gru "cho", gru "torch", lstm) and shape
 D=16, H=128, T=256, batch 32 and 512, float32 and float64: the median wall time of one
@@ -225,6 +226,8 @@ def main():
     ap.add_argument("--threads", type=int, default=None, help="numba/BLAS/torch threads")
     ap.add_argument("--batches", default="32,512")
     ap.add_argument("--dtypes", default="float32,float64")
+    ap.add_argument("--cells", default=None,
+                    help="comma-separated subset of: " + ", ".join(label(n, o) for n, o in CELLS))
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy reference")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--budget", type=float, default=60.0,
@@ -256,11 +259,20 @@ def main():
     except ImportError:
         pass
 
+    try:
+        from lwsim.backends.numba import tuning
+        print(f"numba blocking profile: {tuning.profile()} (SciPy's OpenBLAS core: {tuning.openblas_core()};"
+              f" {tuning.ENV} forces one)")
+    except ImportError:
+        pass
+
     sgemm_before = measured_sgemm_peak(threads)        # again after the cases: the best counts
     rows = []
     for dtype in args.dtypes.split(","):
         for B in map(int, args.batches.split(",")):
             for name, opts in CELLS:
+                if args.cells and label(name, opts) not in args.cells.split(","):
+                    continue
                 cell = lwsim.make_cell(name, D, H, N_OUT, dtype=dtype, **opts)
                 p = cell.init_params(seed=0, scheme="torch")
                 rng = np.random.default_rng(0)

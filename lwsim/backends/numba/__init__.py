@@ -12,6 +12,8 @@ Kernel modules, one per cell family:
   lstm.py   lstm                                        readout.py  read-out, loss, operand packing
   common.py exp/tanh/σ and LayerNorm rows that LLVM vectorises
   blas.py   direct BLAS GEMMs on views (leading dimensions, β), OpenBLAS-aware blocking
+  tile.py   the per-step weight products: register-tiled GEMM on packed panels, or BLAS
+  tuning.py which of the two per CPU/BLAS (LWSIM_NUMBA_TUNING=avx512|avx2|generic forces one)
   threads.py  batch-level parallelism: chunks of sequences on a thread pool, single-threaded BLAS
   workspace.py  loss_and_grad's internal buffers, reused across calls (``clear_workspace()``)
 Design (per family): per step the input GEMM xa_t Wa and one recurrent GEMM h_{t−1} Uᵀ accumulated

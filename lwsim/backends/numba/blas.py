@@ -7,7 +7,9 @@ kernels, which read the operands in place; above that it packs both operands int
 For the per-step products of a time loop, (b1 − b0, H) × (H, G) with few rows and G up to 4H,
 the packing of the (H, G) weight block costs more than the FLOPs: measured on the 2-core Xeon,
 float32 16 × 128 × 512 takes 39 µs in one call and 13 µs as two 256-column calls.
-:func:`gemm` therefore splits thin products into column blocks under that bound.
+:func:`gemm` therefore splits thin products into column blocks under that bound. That holds for
+OpenBLAS builds with small-matrix kernels (AVX-512 cores); the time loops' per-step products go
+through tile.gemm_w, which applies the blocking chosen for the CPU at hand (tuning.py).
 
   gemm(a, b, c, beta):    c ← a b + β c     a (m, k), b (k, n), c (m, n), row-major views with unit
                                             column stride (any row stride: blocks of bigger arrays)
@@ -28,6 +30,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.linalg import ensure_blas, get_blas_kind
+
 
 SMALL_MNK = 1_000_000            # OpenBLAS small-matrix bound (m·n·k, interface/gemm.c)
 THIN_ROWS = 32                   # with more rows the packed path is as fast (measured)
@@ -78,8 +81,8 @@ def _xgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc):
 def _ld(x):
     """Row stride of the 2-D view x in elements, as BLAS wants it: a one-row view may carry any
     stride (NumPy leaves strides of length-1 axes free), so it gets its row length. Columns must
-    be adjacent in memory (checked)."""
-    if x.shape[1] > 1 and x.strides[1] != x.itemsize:
+    be adjacent in memory (checked; an empty view's strides are free too)."""
+    if x.shape[0] > 0 and x.shape[1] > 1 and x.strides[1] != x.itemsize:
         raise ValueError("gemm: operands need unit column stride")
     if x.shape[0] <= 1:
         return max(1, x.shape[1])
@@ -108,15 +111,15 @@ def _degenerate(m, n, k, c, beta):
 
 
 @njit(inline="always")
-def column_block(m, k, n):
+def column_block(m, k, n, bound=SMALL_MNK):
     """Width of the column blocks of a thin product: the widest under the small-matrix bound,
     then evened out (n = 128 → 64 + 64, not 112 + 16: a 16-column call wastes the kernel) and
     rounded up to whole 16-lane groups when that stays under the bound. Measured, float32,
     16 × 512 × 128: 25 → 19 µs; 16 × 145 × 512: 23 → 16 µs."""
-    nb = max(1, SMALL_MNK // (m * k))
+    nb = max(1, bound // (m * k))
     nblocks = (n + nb - 1) // nb
     nb = (n + nblocks - 1) // nblocks
-    if nb % 16 and (nb + 15) // 16 * 16 * m * k <= SMALL_MNK:
+    if nb % 16 and (nb + 15) // 16 * 16 * m * k <= bound:
         nb = (nb + 15) // 16 * 16
     return nb
 
@@ -124,18 +127,33 @@ def column_block(m, k, n):
 @njit(inline="always")
 def gemm(a, b, c, beta):
     """c ← a b + β c (see the module docstring); thin products go in column blocks of ≤ 10⁶ m·n·k."""
+    _gemm_blas(a, b, c, beta, SMALL_MNK, THIN_ROWS)
+
+
+@njit(inline="always")
+def _gemm_blas(a, b, c, beta, small_mnk, thin_rows):
+    """gemm with the blocking bound as arguments (see :func:`gemm_blas_status`)."""
+    _check(gemm_blas_status(a, b, c, beta, small_mnk, thin_rows))
+
+
+@njit(inline="always")
+def gemm_blas_status(a, b, c, beta, small_mnk, thin_rows):
+    """c ← a b + β c in column blocks of ≤ small_mnk m·n·k when m ≤ thin_rows and
+    m·n·k > small_mnk > 0, in one BLAS call otherwise; → 0, or BLAS's error status."""
     m, k = a.shape
     n = b.shape[1]
     if _degenerate(m, n, k, c, beta):
-        return
+        return 0
     lda, ldb, ldc = _ld(a), _ld(b), _ld(c)
-    if m * n * k <= SMALL_MNK or m > THIN_ROWS:
-        _check(_xgemm(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc))
-        return
-    nb = column_block(m, k, n)
+    if small_mnk <= 0 or m * n * k <= small_mnk or m > thin_rows:
+        return _xgemm(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc)
+    nb = column_block(m, k, n, small_mnk)
     for j0 in range(0, n, nb):
         j1 = min(n, j0 + nb)
-        _check(_xgemm(0, 0, m, j1 - j0, k, a, lda, b[:, j0:j1], ldb, beta, c[:, j0:j1], ldc))
+        status = _xgemm(0, 0, m, j1 - j0, k, a, lda, b[:, j0:j1], ldb, beta, c[:, j0:j1], ldc)
+        if status != 0:
+            return status
+    return 0
 
 
 @njit(inline="always")

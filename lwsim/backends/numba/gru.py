@@ -28,29 +28,32 @@ import numpy as np
 from numba import njit
 
 from ... import reference
-from .blas import gemm, gemm_tn, stash_row, window_steps
+from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
                       output_error_row, readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
+from .tile import gemm_w, weight_panels
+from .tuning import params as tuning_params
 from .workspace import workspace
 
 
 # ================================================================= convention "cho"
 @njit(**TKERNEL)
 def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_outT, b_out,
-                     h, z, r, g, rh, ahat, sig, yhat):
+                     h, z, r, g, rh, ahat, sig, yhat, tune):
     """Forward pass for the sequences b0 ≤ b < b1 (chunk ck, threads.py); fills their rows of
     h (T+1, B, H), z, r, g, r⊙h (T, B, H), â, σ (LN only) and ŷ."""
     T = xa.shape[0]
     H = UgT.shape[0]
     n = b1 - b0
     pre = np.empty((n, 3 * H), xa.dtype)             # [z | r | g] pre-activations of this step
+    Wp, Up, Gp = weight_panels(Wa, tune), weight_panels(UzrT, tune), weight_panels(UgT, tune)
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        gemm(xa[t][b0:b1], Wa, pre, 0)                # input parts, then the recurrent parts
-        gemm(h[t][b0:b1], UzrT, pre[:, :2 * H], 1)    # accumulated onto them (β = 1)
+        gemm_w(xa[t][b0:b1], Wa, Wp, pre, 0, tune)    # input parts, then the recurrent parts
+        gemm_w(h[t][b0:b1], UzrT, Up, pre[:, :2 * H], 1, tune)   # accumulated onto them (β = 1)
         for i in range(n):
             b = b0 + i
             pr, hprev = pre[i], h[t, b]
@@ -60,7 +63,7 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
                 rv = sigmoid(pr[H + j])
                 rr[j] = rv
                 rhr[j] = rv * hprev[j]
-        gemm(rh[t][b0:b1], UgT, pre[:, 2 * H:], 1)     # needs r_t: a second GEMM in the step
+        gemm_w(rh[t][b0:b1], UgT, Gp, pre[:, 2 * H:], 1, tune)   # needs r_t: a second GEMM
         for i in range(n):
             b = b0 + i
             pr, hprev, hnew, zr = pre[i], h[t, b], h[t + 1, b], z[t, b]
@@ -78,7 +81,7 @@ def cho_forward_rows(ck, b0, b1, xa, Wa, UzrT, UgT, gamma, beta, layernorm, W_ou
 
 @njit(**TKERNEL)
 def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, sig, gamma,
-                      layernorm, dZ, dG, dgam, dbet, dWo):
+                      layernorm, dZ, dG, dgam, dbet, dWo, tune):
     """BPTT for the sequences b0 ≤ b < b1 (chunk ck), weight gradients window by window
     (blas.window_steps): dZ[ck] += Σ_t dzr_tᵀ [h_{t−1} | xa_t] (2H, H + D[+1]) and
     dG[ck] += Σ_t da_tᵀ [(r ⊙ h)_t | xa_t] (H, H + D[+1]), the xa_t rows shared by both
@@ -98,6 +101,7 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
     carry = np.zeros((n, H), h.dtype)
     mm = np.zeros((n, H), h.dtype)
     drh = np.empty((n, H), h.dtype)
+    Gp, Up = weight_panels(Ug, tune), weight_panels(Uzr, tune)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * n
         for i in range(n):
@@ -115,7 +119,7 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
                 cr[j] = dh * (one - zv)
             if layernorm:
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        gemm(Dg[r0:r0 + n], Ug, drh, 0)                # ∂L/∂(r ⊙ h_{t−1})
+        gemm_w(Dg[r0:r0 + n], Ug, Gp, drh, 0, tune)    # ∂L/∂(r ⊙ h_{t−1})
         for i in range(n):
             b = b0 + i
             rr, hprev, dz, cr, dr = r[t, b], h[t, b], Dzr[r0 + i], carry[i], drh[i]
@@ -123,7 +127,7 @@ def cho_backward_rows(ck, b0, b1, h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, 
                 rv = rr[j]
                 dz[H + j] = dr[j] * hprev[j] * (rv * (one - rv))
                 cr[j] += dr[j] * rv
-        gemm(Dzr[r0:r0 + n], Uzr, mm, 0)
+        gemm_w(Dzr[r0:r0 + n], Uzr, Up, mm, 0, tune)
         if r0 == (W - 1) * n or t == 0:             # window full (or last step): weight GEMMs
             gemm_tn(Dzr[:r0 + n], Zw[:r0 + n], dZ[ck], 1)
             gemm_tn(Dg[:r0 + n], Rw[:r0 + n], dG[ck][:, :H], 1)
@@ -236,7 +240,7 @@ def cho_jacobian_diag_kernel(h, z, r, g, ahat, sig, U_z, U_r, U_g, gamma, layern
 
 # ================================================================= convention "torch"
 @njit(**TKERNEL)
-def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, hn, yhat):
+def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, hn, yhat, tune):
     """Forward pass for the sequences b0 ≤ b < b1 (chunk ck); fills their rows of h (T+1, B, H),
     r, z, n, hn = W_hn h + b_hn (T, B, H) and ŷ."""
     T = xa.shape[0]
@@ -244,11 +248,12 @@ def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, h
     m = b1 - b0
     xp = np.empty((m, 3 * H), xa.dtype)              # [r | z | n] input parts of this step
     hp = np.empty((m, 3 * H), xa.dtype)
+    Wp, Up = weight_panels(Wa, tune), weight_panels(WhT, tune)
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
-        gemm(xa[t][b0:b1], Wa, xp, 0)
-        gemm(h[t][b0:b1], WhT, hp, 0)
+        gemm_w(xa[t][b0:b1], Wa, Wp, xp, 0, tune)
+        gemm_w(h[t][b0:b1], WhT, Up, hp, 0, tune)
         for i in range(m):
             b = b0 + i
             xr, hr, hprev, hnew = xp[i], hp[i], h[t, b], h[t + 1, b]
@@ -264,7 +269,7 @@ def torch_forward_rows(ck, b0, b1, xa, Wa, WhT, bh, W_outT, b_out, h, r, z, n, h
 
 
 @njit(**TKERNEL)
-def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, dWo):
+def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, dWo, tune):
     """BPTT for the sequences b0 ≤ b < b1 (chunk ck), weight gradients window by window
     (blas.window_steps): dZ[ck] += Σ_t dph_tᵀ [h_{t−1} | xa_t] (3H, H + D[+1]), dph = the
     hidden-side pre-activation errors [dpr, dpz, dhn], and dN[ck] += Σ_t dpn_tᵀ xa_t (H, D[+1]),
@@ -281,6 +286,7 @@ def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, 
     dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
+    Up = weight_panels(Whc, tune)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * m
         for i in range(m):
@@ -298,7 +304,7 @@ def torch_backward_rows(ck, b0, b1, h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, 
                 d[H + j] = dh * (hprev[j] - nv) * (zv * (one - zv))
                 d[2 * H + j] = pn * rv
                 cr[j] = dh * zv
-        gemm(Dh[r0:r0 + m], Whc, mm, 0)
+        gemm_w(Dh[r0:r0 + m], Whc, Up, mm, 0, tune)
         if r0 == (W - 1) * m or t == 0:             # window full (or last step): weight GEMMs
             gemm_tn(Dh[:r0 + m], Zw[:r0 + m], dZ[ck], 1)
             gemm_tn(Dn[:r0 + m], Zw[:r0 + m, H:], dN[ck], 1)
@@ -344,7 +350,7 @@ def _cho_forward(cell, p, x, alloc=None):
             alloc(T, B, H), alloc(nl, B, H), alloc(nl, B, 1), alloc(T, B, cell.n_out))
     with single_threaded_blas():
         run_chunks(cho_forward_rows, chunks(B), xa, Wa, UzrT, np.ascontiguousarray(p["U_g"].T),
-                   gamma, beta, cell.layernorm, *readout_params(cell, p), *bufs)
+                   gamma, beta, cell.layernorm, *readout_params(cell, p), *bufs, tuning_params())
     return xa, bufs                                   # h, z, r, g, r⊙h, â, σ, ŷ
 
 
@@ -361,7 +367,7 @@ def _torch_forward(cell, p, x, alloc=None):
             alloc(T, B, H), alloc(T, B, cell.n_out))
     with single_threaded_blas():
         run_chunks(torch_forward_rows, chunks(B), xa, Wa, np.ascontiguousarray(Whc.T), bh,
-                   *readout_params(cell, p), *bufs)
+                   *readout_params(cell, p), *bufs, tuning_params())
     return xa, Whc, bufs                              # h, r, z, n, hn, ŷ
 
 
@@ -399,7 +405,7 @@ def loss_and_grad(cell, p, x, y, mask):
         dWo = np.zeros((len(bounds), cell.n_out, H))
         with single_threaded_blas():
             run_chunks(cho_backward_rows, bounds, h, xa, dy, p["W_out"], Uzr, p["U_g"], z, r, g, rh,
-                       ahat, sig, gamma, cell.layernorm, dZ, dG, dgam, dbet, dWo)
+                       ahat, sig, gamma, cell.layernorm, dZ, dG, dgam, dbet, dWo, tuning_params())
         grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
         dZ, dG = dZ.sum(axis=0), dG.sum(axis=0)
         dUzr, dWzr, dUg, dWg = dZ[:, :H], dZ[:, H:], dG[:, :H], dG[:, H:]
@@ -416,7 +422,8 @@ def loss_and_grad(cell, p, x, y, mask):
     dN = np.zeros((len(bounds), H, xa.shape[2]), dtype=cell.dtype)
     dWo = np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
-        run_chunks(torch_backward_rows, bounds, h, xa, dy, p["W_out"], Whc, r, z, n, hn, dZ, dN, dWo)
+        run_chunks(torch_backward_rows, bounds, h, xa, dy, p["W_out"], Whc, r, z, n, hn, dZ, dN, dWo,
+                   tuning_params())
     none = np.zeros((0, H))                           # no LN partials for this convention
     grads["W_out"] = fixed_order_sums(dWo, none, none, cell.dtype)[0]
     dZ, An = dZ.sum(axis=0), dN.sum(axis=0)

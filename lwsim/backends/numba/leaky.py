@@ -25,11 +25,13 @@ import numpy as np
 from numba import njit
 
 from ... import reference
-from .blas import gemm, gemm_tn, stash_row, window_steps
+from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
+from .tile import gemm_w, weight_panels
+from .tuning import params as tuning_params
 from .workspace import workspace
 
 MODES = {"rnn": 0, "constgate": 1, "sharedgate": 2, "diaggate": 3}
@@ -38,12 +40,13 @@ MODES = {"rnn": 0, "constgate": 1, "sharedgate": 2, "diaggate": 3}
 # ---------------------------------------------------------------- time loops
 @njit(**TKERNEL)
 def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, W_outT, b_out,
-                  h, cand, s, ahat, sig, yhat):
+                  h, cand, s, ahat, sig, yhat, tune):
     """Forward pass for the sequences b0 ≤ b < b1 (chunk ck, threads.py): the whole time loop;
     fills their rows of h (T+1, B, H), h̃, s (T, B, 0|1|H), â, σ (LN only) and ŷ."""
     T = xa.shape[0]
     H, G = UT.shape
     pre = np.empty((b1 - b0, G), xa.dtype)
+    Wp, Up = weight_panels(Wa, tune), weight_panels(UT, tune)   # tune: tuning.params()
     for b in range(b0, b1):
         h[0, b] = 0
     for t in range(T):
@@ -51,8 +54,8 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
         # recurrent one accumulated onto it (β = 1), the (B, G) result staying in cache (a (T, B, G)
         # buffer of all input projections costs more memory traffic than the small-K GEMM it
         # would batch). h[t][b0:b1] is a contiguous block of rows.
-        gemm(xa[t][b0:b1], Wa, pre, 0)
-        gemm(h[t][b0:b1], UT, pre, 1)
+        gemm_w(xa[t][b0:b1], Wa, Wp, pre, 0, tune)
+        gemm_w(h[t][b0:b1], UT, Up, pre, 1, tune)
         for i in range(b1 - b0):
             b = b0 + i
             pr, hprev, hnew = pre[i], h[t, b], h[t + 1, b]
@@ -83,7 +86,7 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, mode, s_const, gamma, beta, layernorm, 
 
 @njit(**TKERNEL)
 def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat, sig, gamma,
-                  layernorm, dZ, dgam, dbet, dWo):
+                  layernorm, dZ, dgam, dbet, dWo, tune):
     """BPTT for the sequences b0 ≤ b < b1 (chunk ck): the reverse time loop. Adds this chunk's
     Σ_t dpre_tᵀ [h_{t−1} | xa_t] to dZ[ck] (G, H + D[+1]) window by window (blas.window_steps),
     fills the float64 per-sequence LN partials dgam, dbet (B, H) and this chunk's ∂L/∂W_out in
@@ -99,6 +102,7 @@ def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat
     dl = np.empty(H, h.dtype)                       # direct error δ_t of the row
     carry = np.zeros((n, H), h.dtype)               # dh ⊙ (1 − s): the leak path
     mm = np.zeros((n, H), h.dtype)                  # [da, dpre_s] U of the step after
+    Up = weight_panels(UC, tune)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * n                  # this step's rows in the window
         for i in range(n):
@@ -137,7 +141,7 @@ def backward_rows(ck, b0, b1, h, xa, dy, W_out, UC, mode, s_const, cand, s, ahat
             if layernorm:
                 da = d[:H]
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        gemm(Dw[r0:r0 + n], UC, mm, 0)              # one (n, G) × (G, H) GEMM per step
+        gemm_w(Dw[r0:r0 + n], UC, Up, mm, 0, tune)  # one (n, G) × (G, H) GEMM per step
         if r0 == (W - 1) * n or t == 0:             # window full (or last step): weight GEMM
             gemm_tn(Dw[:r0 + n], Zw[:r0 + n], dZ[ck], 1)
 
@@ -240,7 +244,8 @@ def _run_forward(cell, p, x, alloc=None):
     ahat, sig, yhat = alloc(nl, B, H), alloc(nl, B, 1), alloc(T, B, cell.n_out)
     with single_threaded_blas():
         run_chunks(forward_rows, chunks(B), xa, Wa, np.ascontiguousarray(UC.T), mode, s_const,
-                   gamma, beta, cell.layernorm, *readout_params(cell, p), h, cand, s, ahat, sig, yhat)
+                   gamma, beta, cell.layernorm, *readout_params(cell, p), h, cand, s, ahat, sig, yhat,
+                   tuning_params())
     if mode == 0:
         cand = h[1:]                                  # the rnn's h̃_t is h_t (a view, see above)
     return xa, (mode, Wa, UC, s_const), h, cand, s, ahat, sig, yhat
@@ -284,7 +289,7 @@ def loss_and_grad(cell, p, x, y, mask):
     dgam, dbet, dWo = np.zeros((nl, H)), np.zeros((nl, H)), np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
         run_chunks(backward_rows, bounds, h, xa, dy, p["W_out"], UC, mode, s_const, cand, s, ahat,
-                   sig, gamma, cell.layernorm, dZ, dgam, dbet, dWo)
+                   sig, gamma, cell.layernorm, dZ, dgam, dbet, dWo, tuning_params())
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
     dZ = dZ.sum(axis=0)
     dU, dWa = dZ[:, :H], dZ[:, H:]

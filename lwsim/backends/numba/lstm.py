@@ -22,11 +22,13 @@ import numpy as np
 from numba import njit
 
 from ... import reference
-from .blas import gemm, gemm_tn, stash_row, window_steps
+from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
 from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
+from .tile import gemm_w, weight_panels
+from .tuning import params as tuning_params
 from .workspace import workspace
 
 GATES = "ifgo"
@@ -34,19 +36,20 @@ GATES = "ifgo"
 
 @njit(**TKERNEL)
 def forward_rows(ck, b0, b1, xa, Wa, UT, gamma, beta, layernorm, W_outT, b_out,
-                 h, c, i, f, g, o, tc, ahat, sig, yhat):
+                 h, c, i, f, g, o, tc, ahat, sig, yhat, tune):
     """Forward pass for the sequences b0 ≤ b < b1 (chunk ck, threads.py); fills their rows of
     h, c (T+1, B, H); i, f, g, o, tanh(c_t) (T, B, H); â, σ (LN only); ŷ."""
     T = xa.shape[0]
     H = UT.shape[0]
     m = b1 - b0
     pre = np.empty((m, 4 * H), xa.dtype)
+    Wp, Up = weight_panels(Wa, tune), weight_panels(UT, tune)   # tune: tuning.params()
     for b in range(b0, b1):
         h[0, b] = 0
         c[0, b] = 0
     for t in range(T):
-        gemm(xa[t][b0:b1], Wa, pre, 0)                  # xa_t Wa, then + h_{t−1} Uᵀ (β = 1)
-        gemm(h[t][b0:b1], UT, pre, 1)
+        gemm_w(xa[t][b0:b1], Wa, Wp, pre, 0, tune)      # xa_t Wa, then + h_{t−1} Uᵀ (β = 1)
+        gemm_w(h[t][b0:b1], UT, Up, pre, 1, tune)
         for k in range(m):
             b = b0 + k
             pr = pre[k]
@@ -72,7 +75,7 @@ def forward_rows(ck, b0, b1, xa, Wa, UT, gamma, beta, layernorm, W_outT, b_out,
 
 @njit(**TKERNEL)
 def backward_rows(ck, b0, b1, h, c, xa, dy, W_out, UC, i, f, g, o, tc, ahat, sig, gamma, layernorm,
-                  dZ, dgam, dbet, dWo):
+                  dZ, dgam, dbet, dWo, tune):
     """BPTT for the sequences b0 ≤ b < b1 (chunk ck): adds Σ_t dpre_tᵀ [h_{t−1} | xa_t] to dZ[ck]
     (4H, H + D[+1]) window by window (blas.window_steps); fills their rows of the LN partials
     dgam, dbet (B, H); dW_out part in dWo[ck]."""
@@ -87,6 +90,7 @@ def backward_rows(ck, b0, b1, h, c, xa, dy, W_out, UC, i, f, g, o, tc, ahat, sig
     dl = np.empty(H, h.dtype)                        # direct error δ_t of the row
     dc = np.zeros((m, H), h.dtype)
     mm = np.zeros((m, H), h.dtype)
+    Up = weight_panels(UC, tune)
     for t in range(T - 1, -1, -1):
         r0 = ((T - 1 - t) % W) * m
         for k in range(m):
@@ -107,7 +111,7 @@ def backward_rows(ck, b0, b1, h, c, xa, dy, W_out, UC, i, f, g, o, tc, ahat, sig
             if layernorm:
                 da = d[2 * H:3 * H]
                 ln_back_row(da, gamma, ahat[t, b], sig[t, b, 0], dgam[b], dbet[b], da)
-        gemm(Dw[r0:r0 + m], UC, mm, 0)
+        gemm_w(Dw[r0:r0 + m], UC, Up, mm, 0, tune)
         if r0 == (W - 1) * m or t == 0:             # window full (or last step): weight GEMM
             gemm_tn(Dw[:r0 + m], Zw[:r0 + m], dZ[ck], 1)
 
@@ -178,7 +182,7 @@ def _run_forward(cell, p, x, alloc=None):
             + (alloc(nl, B, H), alloc(nl, B, 1), alloc(T, B, cell.n_out)))
     with single_threaded_blas():
         run_chunks(forward_rows, chunks(B), xa, Wa, np.ascontiguousarray(UC.T), gamma, beta,
-                   cell.layernorm, *readout_params(cell, p), *bufs)
+                   cell.layernorm, *readout_params(cell, p), *bufs, tuning_params())
     return xa, UC, bufs                               # h, c, i, f, g, o, tanh c, â, σ, ŷ
 
 
@@ -206,7 +210,7 @@ def loss_and_grad(cell, p, x, y, mask):
     dgam, dbet, dWo = np.zeros((nl, H)), np.zeros((nl, H)), np.zeros((len(bounds), cell.n_out, H))
     with single_threaded_blas():
         run_chunks(backward_rows, bounds, h, c, xa, dy, p["W_out"], UC, i, f, g, o, tc, ahat, sig,
-                   gamma, cell.layernorm, dZ, dgam, dbet, dWo)
+                   gamma, cell.layernorm, dZ, dgam, dbet, dWo, tuning_params())
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
     dZ = dZ.sum(axis=0)
     dU, dWa = dZ[:, :H], dZ[:, H:]
