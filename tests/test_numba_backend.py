@@ -335,3 +335,21 @@ def test_float32_gradients_as_accurate_as_the_reference(name, opts):
     def err(g):
         return max(np.abs(g[k] - g64[k]).max() / np.abs(g64[k]).max() for k in g64)
     assert err(g_nb) <= max(2 * err(g_np), 1e-6), (err(g_nb), err(g_np))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_forward_and_jacobian_diagonal_in_one_pass(case):
+    """One forward pass gives the same trace and diagonal as the two separate calls (numba), and the
+    reference's fallback (two calls) agrees with it to round-off."""
+    cell = make(case)
+    p = random_params(cell, 5)
+    x, _ = random_data(cell, 6, 3, 5)
+    tr, dg = cell.forward_and_jacobian_diagonal(p, x, backend="numba")
+    tr1 = cell.forward(p, x, backend="numba")
+    np.testing.assert_array_equal(dg, cell.jacobian_diagonal(p, x, backend="numba"))
+    np.testing.assert_array_equal(tr.h, tr1.h)
+    np.testing.assert_array_equal(tr.y, tr1.y)
+    for k in tr1.records:
+        np.testing.assert_array_equal(tr.records[k], tr1.records[k])
+    tr_ref, dg_ref = cell.forward_and_jacobian_diagonal(p, x)
+    assert rel_err(dg, dg_ref) <= 1e-12 and rel_err(tr.h, tr_ref.h) <= 1e-12

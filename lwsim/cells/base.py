@@ -243,6 +243,15 @@ class Cell:
         be, p, x = self._prepare(params, x, backend)
         return be.jacobians(self, p, x, diagonal=True)
 
+    def forward_and_jacobian_diagonal(self, params, x, backend="numpy"):
+        """(:meth:`forward`, :meth:`jacobian_diagonal`) from one forward pass where the backend
+        can (numba), else two calls; the same values either way (docs/cells.md §1.9)."""
+        be, p, x = self._prepare(params, x, backend)
+        fused = getattr(be, "forward_and_jacobian_diagonal", None)
+        if fused is not None:
+            return fused(self, p, x)
+        return be.forward(self, p, x), be.jacobians(self, p, x, diagonal=True)
+
     def lag_gradients(self, params, x, y, max_lag=None, backend="numpy", mask=None):
         """Per-lag gradients g_ℓ, ℓ = 0 … max_lag (docs/diagnostics.md §2.2): (L, [dict, ...]).
 

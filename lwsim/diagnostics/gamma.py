@@ -110,15 +110,16 @@ def gate_factors(cell, params, x, backend="numpy", conventions="lwsim"):
     """
     need_gated(cell, "Γ")
     conventions = check_conventions(conventions)
-    trace = cell.forward(params, x, backend=backend)
-    d = f64(trace.leak)
-    if conventions == "author":
-        return _author_factors(cell, params, x, trace, d)
-    if cell.name == "lstm":
+    if conventions == "author" or cell.name == "lstm":
+        trace = cell.forward(params, x, backend=backend)
+        d = f64(trace.leak)
+        if conventions == "author":
+            return _author_factors(cell, params, x, trace, d)
         r, e = _lstm_factors(cell, params, x, trace)
         return GateFactors(d=d, r=r, readout=e, trace=trace)
-    diag = f64(cell.jacobian_diagonal(params, x, backend=backend))
-    return GateFactors(d=d, r=diag - d, readout=None, trace=trace)
+    trace, diag = cell.forward_and_jacobian_diagonal(params, x, backend=backend)   # one forward pass
+    d = f64(trace.leak)
+    return GateFactors(d=d, r=f64(diag) - d, readout=None, trace=trace)
 
 
 def _check_factors(d, r, readout, order):

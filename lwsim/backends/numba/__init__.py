@@ -58,6 +58,15 @@ def jacobians(cell, p, x, diagonal):
     return _family(cell).jacobians(cell, p, x, diagonal)
 
 
+def forward_and_jacobian_diagonal(cell, p, x):
+    """(trace, diag J) from one forward pass where the family provides it, else two calls."""
+    fam = _family(cell)
+    fused = getattr(fam, "forward_and_jacobian_diagonal", None)
+    if fused is None:
+        return fam.forward(cell, p, x), fam.jacobians(cell, p, x, True)
+    return fused(cell, p, x)
+
+
 def lag_gradients(cell, p, x, y, mask, max_lag):
     """Per-lag gradients (docs/diagnostics.md §2.2): the NumPy reference (xp = numpy), not a fused kernel."""
     loss, g = reference.lag_gradients(np, cell, p, x, y, mask, max_lag)

@@ -371,17 +371,28 @@ def _torch_forward(cell, p, x, alloc=None):
     return xa, Whc, bufs                              # h, r, z, n, hn, ŷ
 
 
-def forward(cell, p, x):
-    """Trace with the reference's records: cho {z, r, g, ln_ahat, ln_sig}, torch {r, z, n, hn}."""
+def _run_forward(cell, p, x):
+    return _cho_forward(cell, p, x) if cell.convention == "cho" else _torch_forward(cell, p, x)
+
+
+def forward_and_jacobian_diagonal(cell, p, x):
+    """(trace, diag J) from one forward pass (the diagnostics' gate factors need both)."""
+    run = _run_forward(cell, p, x)
+    return forward(cell, p, x, run), jacobians(cell, p, x, True, run)
+
+
+def forward(cell, p, x, run=None):
+    """Trace with the reference's records: cho {z, r, g, ln_ahat, ln_sig}, torch {r, z, n, hn};
+    ``run``: a _cho_forward / _torch_forward result."""
     if cell.convention == "cho":
-        _, (h, z, r, g, _, ahat, sig, yhat) = _cho_forward(cell, p, x)
+        _, (h, z, r, g, _, ahat, sig, yhat) = run or _cho_forward(cell, p, x)
         rec = {"z": z, "r": r}
         if cell.layernorm:
             rec["ln_ahat"], rec["ln_sig"] = ahat, sig
         rec["g"] = g
         gates, leak = {"z": z, "r": r, "g": g}, 1.0 - z
     else:
-        _, _, (h, r, z, n, hn, yhat) = _torch_forward(cell, p, x)
+        _, _, (h, r, z, n, hn, yhat) = run or _torch_forward(cell, p, x)
         rec = {"r": r, "z": z, "n": n, "hn": hn}
         gates, leak = {"r": r, "z": z, "n": n}, z.copy()
     return reference.Trace(h=h, c=None, y=yhat, gates=gates, leak=leak, cand=None, records=rec)
@@ -439,12 +450,12 @@ def loss_and_grad(cell, p, x, y, mask):
     return loss, ordered(p, grads)
 
 
-def jacobians(cell, p, x, diagonal):
+def jacobians(cell, p, x, diagonal, run=None):
     if cell.convention == "cho":
-        _, (h, z, r, g, _, ahat, sig, _) = _cho_forward(cell, p, x)
+        _, (h, z, r, g, _, ahat, sig, _) = run or _cho_forward(cell, p, x)
         gamma, _ = ln_operands(cell, p)
         kernel = cho_jacobian_diag_kernel if diagonal else cho_jacobian_kernel
         return kernel(h, z, r, g, ahat, sig, p["U_z"], p["U_r"], p["U_g"], gamma, cell.layernorm)
-    _, _, (h, r, z, n, hn, _) = _torch_forward(cell, p, x)
+    _, _, (h, r, z, n, hn, _) = run or _torch_forward(cell, p, x)
     J = torch_jacobian_kernel(h, r, z, n, hn, p["W_hr"], p["W_hz"], p["W_hn"], diagonal)
     return np.ascontiguousarray(J[:, :, 0, :]) if diagonal else J

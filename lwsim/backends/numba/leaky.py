@@ -260,9 +260,9 @@ def _records(cell, mode, cand, s, ahat, sig):
     return rec
 
 
-def forward(cell, p, x):
-    """Trace with the reference's records (cand, s, ln_ahat, ln_sig)."""
-    _, (mode, *_), h, cand, s, ahat, sig, yhat = _run_forward(cell, p, x)
+def forward(cell, p, x, run=None):
+    """Trace with the reference's records (cand, s, ln_ahat, ln_sig); ``run``: a _run_forward result."""
+    _, (mode, *_), h, cand, s, ahat, sig, yhat = run or _run_forward(cell, p, x)
     if mode == 0:
         cand = cand.copy()                            # a trace owns its arrays (no view of h)
     records = _records(cell, mode, cand, s, ahat, sig)
@@ -307,8 +307,14 @@ def loss_and_grad(cell, p, x, y, mask):
     return loss, ordered(p, grads)
 
 
-def jacobians(cell, p, x, diagonal):
-    _, (mode, _, UC, s_const), h, cand, s, ahat, sig, _ = _run_forward(cell, p, x)
+def forward_and_jacobian_diagonal(cell, p, x):
+    """(trace, diag J) from one forward pass (the diagnostics' gate factors need both)."""
+    run = _run_forward(cell, p, x)
+    return forward(cell, p, x, run), jacobians(cell, p, x, True, run)
+
+
+def jacobians(cell, p, x, diagonal, run=None):
+    _, (mode, _, UC, s_const), h, cand, s, ahat, sig, _ = run or _run_forward(cell, p, x)
     gamma, _ = ln_operands(cell, p)
     H = cell.n_hidden
     Ug = UC[H:] if mode >= 2 else UC[:0]
