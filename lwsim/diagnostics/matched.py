@@ -19,6 +19,20 @@ the LSTM source tangent v^h instead of v^c, and ``orient`` by the sign of each b
 AUTHOR_BATCH = 128 sequences (ψ̄ ← sgn(Σ_batch ψ / Σ_batch count) ψ̄, sign +1 for a zero or
 non-finite mean) instead of one sign per direction and lag; ``signs`` is then (K, n_lags, B).
 Output: ``samples`` (n_lags, B), one sample per sequence and lag, for ``lwsim.stats``.
+
+The whole update (``full_noise=True``, docs/statistics.md §3.3): for every direction w_k and
+sequence b, ζ_{b,k} = (n_out/2) ⟨P ∇_θ L_b, w_k⟩, the per-sequence update along w_k in ψ̄'s units
+(P the optimizer's diagonal rates, the rates whose projection is Λ; P = η for a number η; L_b the
+mean-squared loss of sequence b alone, whose gradient carries the factor 2/(n_0 n_out) that ψ
+leaves out, n_0 the counted steps). It is exact, from one forward-mode tangent along P w_k:
+ζ_{b,k} = (1/n_0) Σ_t counted (ŷ_t − y_t)·(W_out v_t[P w_k] + (P w_k)_{W_out} h_t + (P w_k)_{b_out}),
+so it covers every lag (beyond the grid too) and the read-out. ψ̄_b(ℓ) averages over the n_ℓ
+counted steps with t − ℓ ≥ 1, so the lag-ℓ share of ζ is (n_ℓ/n_0) ψ̄_b(ℓ):
+:meth:`MatchedStatistic.full_null` returns both in these units.
+``dtype="float32"``: the author's arithmetic (docs/fidelity.md) — pass a float32 cell and
+parameters (the forward pass and tangents then run in float32); the windows Γ come from float64
+prefix sums cast to float32, and ψ_{b,t} = Σ_q μ δ v is formed and summed over q in float32
+(NumPy engine), as the author's torch code does.
 """
 from __future__ import annotations
 
@@ -48,6 +62,28 @@ class MatchedStatistic:
     count: np.ndarray            # (n_lags, B) counted valid steps
     order: int
     form: str
+    noise: np.ndarray | None = None   # (K, B) ζ_{b,k}, the whole update along w_k (full_noise=True)
+    n_counted: float | None = None    # n_0, the counted steps of the loss (per sequence)
+
+    def full_null(self):
+        """(signal, noise) of the "full" null in the same units (module docstring,
+        docs/statistics.md §3.3): signal (n_lags, B) = (n_ℓ/n_0) ψ̄_b(ℓ), the lag-ℓ share of the
+        per-sequence update; noise: ζ averaged over the directions, oriented with the samples'
+        signs — 1-D (B,) when one row serves every lag (K = 1, or no orientation), else (n_lags, B).
+        Feed both to ``lwsim.stats.detection_table(signal, lags, n_grid, noise="full",
+        noise_samples=noise)``.
+        """
+        if self.noise is None:
+            raise ValueError("full_null needs the whole update: compute the statistic with full_noise=True")
+        if self.per_direction is None:
+            raise ValueError("full_null needs statistic='sequence' (the instantaneous samples have no "
+                             "per-sequence update to compare with)")
+        signal = self.samples * self.count / self.n_counted
+        z = self.noise
+        if self.signs is None or z.shape[0] == 1:   # one global sign flip leaves a symmetric fit unchanged
+            return signal, z.mean(axis=0)
+        s = self.signs if self.signs.ndim == 3 else self.signs[:, :, None]     # (K, n_lags, B|1)
+        return signal, (s * z[:, None, :]).mean(axis=0)
 
 
 def random_direction(params, seed=0, keys=None):
@@ -80,10 +116,13 @@ AUTHOR_BATCH = 128   # the author's diagnostic batch: one orientation sign per b
 TANGENT_GROUP_ELEMENTS = 2 ** 24   # bound on the tangents of one group of directions (128 MB float64)
 
 
-def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None):
+def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None,
+                      dtype=np.float64):
     T = d.shape[0]
     P, Q = prefix_sums(d, r if order == 1 else None)
     tabs = None if reset is None else window_tables(d, r if order == 1 else None, reset)
+    if dtype != np.float64:           # the author's arithmetic: float32 factors, products and sums
+        lam, delta, v = (np.asarray(a, dtype=dtype) for a in (lam, delta, v))
     for i, ell in enumerate(lags):
         g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
         if order == 1:
@@ -92,8 +131,9 @@ def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, res
             g = window_gamma(tabs, ell, ell + 1, order)[1]
         if e is not None:
             g = g * e[ell:]
+        g = g.astype(dtype, copy=False)            # float64 windows, cast as the author's out_dtype
         w = weight[ell:]
-        per_t = (lam[:T - ell] * g * delta[ell:] * v[1:T - ell + 1]).sum(axis=2)    # (T−ℓ, B)
+        per_t = (lam[:T - ell] * g * delta[ell:] * v[1:T - ell + 1]).sum(axis=2, dtype=dtype)   # (T−ℓ, B)
         psi[i] += (w[:, None] * per_t).sum(axis=0)
         cnt[i] += w.sum()
         if out_t is not None:  # instantaneous statistic: ψ_{b,t}(ℓ) at the counted steps, b-major
@@ -112,6 +152,39 @@ def _author_signs(psi, cnt):
     return signs
 
 
+def update_direction(cell, rates, w):
+    """P w: the direction w scaled by the optimizer's diagonal rates P (a number η: η w; a rates
+    dict or an optimizer: P_k ⊙ w_k for every parameter k). Used for the whole update ζ.
+
+    See docs/statistics.md §3.3.
+    """
+    from .rates import _as_rates
+    r, _ = _as_rates(rates)
+    if not isinstance(r, dict):
+        return {k: float(r) * np.asarray(v, dtype=np.float64) for k, v in w.items()}
+    missing = [k for k in w if k not in r]
+    if missing:
+        raise ValueError(f"rates has no entry for the parameters {missing} (the whole update needs every "
+                         "parameter's rate)")
+    out = {}
+    for k, v in w.items():
+        lam = np.asarray(to_numpy(r[k]), dtype=np.float64)
+        if not np.all(np.isfinite(lam)) or np.any(lam < 0):
+            raise ValueError(f"rates[{k!r}] must be finite and >= 0")
+        out[k] = np.broadcast_to(lam, np.shape(v)) * v
+    return cell.check_params(out)
+
+
+def _update_along(vh, delta, err, h, pw, weight):
+    """ζ_b = (1/n_0) Σ_t weight_t (ŷ_t − y_t)·(W_out v_t + U h_t + u) for the tangent v along P w
+    (U, u its read-out entries): (B,). vh (T, B, H) the h-tangent, delta = (ŷ − y) W_out."""
+    z = (np.asarray(delta, dtype=np.float64) * vh).sum(axis=2)               # (T, B): through h_t
+    z += (err * (h @ np.asarray(pw["W_out"], dtype=np.float64).T)).sum(axis=2)  # the read-out weights
+    if "b_out" in pw:
+        z += err @ np.asarray(pw["b_out"], dtype=np.float64)
+    return (weight[:, None] * z).sum(axis=0) / weight.sum()
+
+
 def _weights(cell, T, mask):
     if cell.readout == "last":
         w = np.zeros(T)
@@ -125,7 +198,7 @@ def _weights(cell, T, mask):
 def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0, order=1,
                       form="rayleigh", orient=False, mask=None, keys=None, chunk=None,
                       backend="numpy", engine="numba", progress=True, conventions="lwsim",
-                      statistic="sequence"):
+                      statistic="sequence", full_noise=False, dtype="float64"):
     """ψ̄_b(ℓ) for every sequence b and lag (§2.7) → :class:`MatchedStatistic`.
 
     rates: η, ``opt.rates()`` dict or the optimizer (only Λ is used, no η needed);
@@ -135,13 +208,17 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
       sequences) or "instantaneous" (the earlier code generation of [A]: the samples are the
       ψ_{b,t}(ℓ) themselves at every counted step, B(T − ℓ) at lag ℓ for readout "every", returned
       as a list of n_lags 1-D arrays (b-major), so that N counts time points; directions are
-      averaged per (b, t); ``orient`` takes the sign of the mean over all samples; NumPy engine;
-      docs/diagnostics.md §2.7, docs/fidelity.md).
+      averaged per (b, t); ``orient`` takes the sign of the mean over all samples, or with
+      conventions="author" the sign of each batch of AUTHOR_BATCH sequences' mean over its (b, t);
+      NumPy engine; docs/diagnostics.md §2.7, docs/fidelity.md).
+    full_noise: also compute ζ_{b,k}, the whole per-sequence update along each direction
+      (module docstring; :meth:`MatchedStatistic.full_null`, docs/statistics.md §3.3).
+    dtype: "float64" or "float32" (the author's arithmetic, module docstring; NumPy engine).
     """
     acc = MatchedAccumulator(cell, params, x, y, rates, lags, n_directions=n_directions, seed=seed,
                              order=order, form=form, orient=orient, mask=mask, keys=keys, chunk=chunk,
                              backend=backend, engine=engine, progress=progress, conventions=conventions,
-                             statistic=statistic)
+                             statistic=statistic, full_noise=full_noise, dtype=dtype)
     for s in progress_iter(acc.slices, len(acc.slices), f"matched statistic ({cell.name})", acc.progress):
         acc.add(s, gate_factors(cell, params, acc.x[:, s], backend, acc.conventions))
     return acc.result()
@@ -159,13 +236,22 @@ class MatchedAccumulator:
     def __init__(self, cell, params, x, y, rates, lags, *, n_directions=1, seed=0, order=1,
                  form="rayleigh", orient=False, mask=None, keys=None, chunk=None,
                  backend="numpy", engine="numba", progress=True, conventions="lwsim",
-                 statistic="sequence"):
+                 statistic="sequence", full_noise=False, dtype="float64"):
         self.conventions = conventions = check_conventions(conventions)
         if statistic not in ("sequence", "instantaneous"):
             raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
         self.inst = inst = statistic == "instantaneous"
-        if inst and orient and conventions == "author":
-            raise ValueError("orient with conventions='author' (per-batch signs) needs statistic='sequence'")
+        if not isinstance(full_noise, bool):
+            raise TypeError(f"full_noise must be a bool, got {type(full_noise).__name__}")
+        if full_noise and inst:
+            raise ValueError("full_noise needs statistic='sequence' (the whole update is per sequence)")
+        if dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+        self.dtype = np.dtype(dtype)
+        if self.dtype == np.float32 and cell.dtype != np.float32:
+            raise ValueError("dtype='float32' (the author's arithmetic) needs a float32 cell and parameters: "
+                             "pass cell.with_dtype('float32') and float32 params")
+        self.full_noise = full_noise
         need_gated(cell, "the matched statistic")
         self.x = x = cell.check_x(x)
         self.y = cell.check_y(y, x)
@@ -180,6 +266,7 @@ class MatchedAccumulator:
         self.lags = lags = check_lags(lags, T)
         self.lam = recurrent_rates(cell, rates)
         self.dirs = _directions(cell.check_params(params), K, seed, keys)
+        self.pdirs = [update_direction(cell, rates, w) for w in self.dirs] if full_noise else []
         self.cell, self.params, self.backend, self.form, self.orient = cell, params, backend, form, orient
         self.T, self.H = T, cell.n_hidden
         self.W_out = np.asarray(to_numpy(params["W_out"]), dtype=np.float64)
@@ -188,9 +275,12 @@ class MatchedAccumulator:
         self.psi = np.zeros((K, n, B))
         self.cnt = np.zeros((n, B))
         self.per_t = [[[] for _ in range(n)] for _ in range(K)] if inst else None
+        self.noise = np.zeros((K, B)) if full_noise else None
         self.slices = batch_slices(B, chunk)
         # directions per tangent pass: as many as keep the (K, T+1, chunk, S) tangents ≤ 2^24 floats
-        self.kb = max(1, min(K, TANGENT_GROUP_ELEMENTS // ((T + 1) * min(chunk, B) * cell.state_size)))
+        # (with full_noise each direction w comes with its update direction P w in the same pass)
+        per_dir = (T + 1) * min(chunk, B) * cell.state_size * (2 if full_noise else 1)
+        self.kb = max(1, min(K, TANGENT_GROUP_ELEMENTS // per_dir))
 
     def add(self, s, fac):
         """Add the sequences ``s`` (a slice of the batch) with their gate factors ``fac``."""
@@ -199,18 +289,27 @@ class MatchedAccumulator:
         xs = self.x[:, s]
         d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
         lam_src = source_rates(self.lam, fac.trace.h, self.form)
-        delta = (f64(fac.trace.y) - np.asarray(to_numpy(self.y[:, s]), dtype=np.float64)) @ self.W_out
+        err = f64(fac.trace.y) - np.asarray(to_numpy(self.y[:, s]), dtype=np.float64)    # ŷ − y
+        if self.dtype == np.float32:               # the author's δ: float32 (ŷ − y) W_out
+            err32 = np.asarray(to_numpy(fac.trace.y)) - np.asarray(to_numpy(self.y[:, s]), dtype=np.float32)
+            delta = err32 @ self.W_out.astype(np.float32)
+        else:
+            delta = err @ self.W_out
         for kd, w in enumerate(self.dirs):
             if kd % kb == 0:                       # the next group of directions in one tangent pass
-                group = f64(cell.tangents(params, xs, self.dirs[kd:kd + kb], backend=self.backend))
+                grp = self.dirs[kd:kd + kb]
+                group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend))
             v = group[kd % kb]
+            if self.full_noise:
+                self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err,
+                                                  f64(fac.trace.h[1:]), self.pdirs[kd], self.weight)
             if cell.name == "lstm":
                 v = np.ascontiguousarray(v[..., :H] if self.conventions == "author" else v[..., H:])
             c = np.zeros((n, xs.shape[1]))
             p = np.zeros((n, xs.shape[1]))
-            if self.engine == "numpy" or fac.reset is not None or self.inst:
+            if self.engine == "numpy" or fac.reset is not None or self.inst or self.dtype == np.float32:
                 _accumulate_numpy(d, r, e, lam_src, delta, v, self.weight, lags, self.order, p, c, fac.reset,
-                                  self.per_t[kd] if self.inst else None)
+                                  self.per_t[kd] if self.inst else None, self.dtype)
             else:
                 from . import _kernels
                 Bc = xs.shape[1]
@@ -224,7 +323,7 @@ class MatchedAccumulator:
         """The :class:`MatchedStatistic` of every chunk added."""
         lags, psi, cnt, order, form, orient = self.lags, self.psi, self.cnt, self.order, self.form, self.orient
         if self.inst:
-            return _instantaneous(lags, self.per_t, orient, cnt, order, form)
+            return _instantaneous(lags, self.per_t, orient, cnt, order, form, self.conventions == "author")
         with np.errstate(invalid="ignore", divide="ignore"):
             per_dir = psi / cnt[None]
         signs = None
@@ -235,7 +334,8 @@ class MatchedAccumulator:
             signs = np.where(np.nanmean(per_dir, axis=2) < 0, -1.0, 1.0)        # (K, n_lags)
             per_dir = per_dir * signs[:, :, None]
         return MatchedStatistic(lags=lags, samples=per_dir.mean(axis=0), per_direction=per_dir,
-                                signs=signs, count=cnt, order=order, form=form)
+                                signs=signs, count=cnt, order=order, form=form, noise=self.noise,
+                                n_counted=float(self.weight.sum()))
 
 
 def envelope_and_matched(cell, params, x, y, rates, lags, *, envelope_kwargs=None, chunk=None,
@@ -274,11 +374,24 @@ def envelope_and_matched(cell, params, x, y, rates, lags, *, envelope_kwargs=Non
     return env, ms
 
 
-def _instantaneous(lags, per_t, orient, cnt, order, form):
+def _batch_signs(a, n_seq):
+    """The author's per-batch orientation of one lag's b-major samples ψ_{b,t}: the sign of each
+    AUTHOR_BATCH-sequence batch's mean over its (b, t) (+1 for a zero or non-finite mean), per sample."""
+    rows = a.reshape(n_seq, -1)
+    signs = np.ones(rows.shape[0])
+    for lo in range(0, n_seq, AUTHOR_BATCH):
+        m = rows[lo:lo + AUTHOR_BATCH].mean() if rows.shape[1] else 0.0
+        signs[lo:lo + AUTHOR_BATCH] = -1.0 if np.isfinite(m) and m < 0 else 1.0
+    return np.repeat(signs, rows.shape[1])
+
+
+def _instantaneous(lags, per_t, orient, cnt, order, form, author=False):
     """Samples ψ_{b,t}(ℓ): per lag, the mean over directions of the (oriented) per-direction values.
 
-    Memory: B·Σ_ℓ(T − ℓ) floats per direction (7 GB at T = 1024, 8000 sequences, lags 4…256), so
-    chunks are released as they are joined and K = 1 returns its arrays without a copy."""
+    ``author`` with ``orient``: the author's per-batch signs (:func:`_batch_signs`; ``signs`` is
+    then a list per direction of per-lag sign arrays, one per sample), else one sign per direction
+    and lag. Memory: B·Σ_ℓ(T − ℓ) floats per direction (7 GB at T = 1024, 8000 sequences,
+    lags 4…256), so chunks are released as they are joined and K = 1 returns its arrays without a copy."""
     vals = []
     for lag_lists in per_t:                                                  # [K][n_lags] chunks
         row = []
@@ -287,7 +400,13 @@ def _instantaneous(lags, per_t, orient, cnt, order, form):
             lag_lists[i] = None
         vals.append(row)
     signs = None
-    if orient:
+    if orient and author:
+        n_seq = cnt.shape[1]
+        signs = [[_batch_signs(a, n_seq) for a in row] for row in vals]
+        for srow, row in zip(signs, vals):
+            for sg, a in zip(srow, row):
+                a *= sg
+    elif orient:
         signs = np.array([[-1.0 if a.size and a.mean() < 0 else 1.0 for a in row] for row in vals])
         for srow, row in zip(signs, vals):
             for sg, a in zip(srow, row):

@@ -80,10 +80,11 @@ def _a_params(cell, c):
     return params
 
 
-def _a_detection(samples, lags, c):
-    """One detection table per tail method in ``tail_methods`` (the first is the main one)."""
+def _a_detection(samples, lags, c, **null):
+    """One detection table per tail method in ``tail_methods`` (the first is the main one);
+    ``null``: detection_table's noise/noise_samples/floors (docs/statistics.md §3.3)."""
     kw = dict(eps=c["eps"], seed=c["seed"], n_boot=c.get("n_boot", 200), min_samples=c.get("min_samples"),
-              cap_budget=c.get("cap_budget", False), fit_subsample=c.get("fit_subsample"))
+              cap_budget=c.get("cap_budget", False), fit_subsample=c.get("fit_subsample"), **null)
     return {m: stats.detection_table(samples, lags, c["n_grid"], method=m, **kw)
             for m in c.get("tail_methods", ["auto"])}
 
@@ -105,6 +106,72 @@ def train_a_model(c):
     return ds, cell, res
 
 
+NULLS = ("lag", "full", "author")   # the detection nulls of docs/statistics.md §3.3 (a_windows)
+# the author's floors one at a time (docs/fidelity.md): name → (float32 diagnostics, floors)
+FLOOR_ABLATIONS = {"snr": (False, ("snr",)), "ecf": (False, ("ecf",)), "floors": (False, ("snr", "ecf")),
+                   "f32": (True, ()), "author": (True, ("snr", "ecf"))}
+NULL_KEYS = ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat", "n_star", "reliable", "h_n", "master")
+
+
+def _float32_model(cell, params):
+    """The model in float32 (the author's diagnostic arithmetic): exact for float32-trained weights."""
+    return cell.with_dtype("float32"), {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+
+
+def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None, **matched_kw):
+    """The envelope, the matched statistic and a detection table per null and floor ablation for
+    one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md).
+
+    Returns (env, ms, tables): tables[name] = {tail method: DetectionTable} for every name in
+    ``nulls`` ("lag", "full", "author") and ``ablations`` (keys of FLOOR_ABLATIONS). "full" tests
+    m̄ against the whole per-sequence update (MatchedStatistic.full_null); "author" is "lag" with
+    the author's floors on float32 diagnostics. The float32 pass runs only when a name needs it.
+    """
+    import contextlib
+    timer = timer or (lambda name: contextlib.nullcontext())
+    lags = np.asarray(c["lags"])
+    names = list(nulls) + [a for a in ablations if a not in nulls]
+    bad = [n for n in names if n not in ("lag", "full") and n not in FLOOR_ABLATIONS]
+    if bad:
+        raise ValueError(f"unknown null(s) {bad}: use 'lag', 'full' or one of {sorted(FLOOR_ABLATIONS)}")
+    statistic = matched_kw.get("statistic", "sequence")
+    engine = "numpy" if statistic == "instantaneous" else "numba"
+    common = dict(n_directions=c["K"], seed=c["seed"], orient=c.get("orient", False), engine=engine,
+                  backend=c["backend"], progress=False, timer=timer, **matched_kw)
+    env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
+                                      **common)
+    ms32 = None
+    if any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
+        cell32, p32 = _float32_model(cell, params)
+        _, ms32 = dg.envelope_and_matched(cell32, p32, x_diag, y_diag, rates, lags, dtype="float32", **common)
+    tables = {}
+    with timer("tails"):
+        for n in names:
+            if n == "lag":
+                tables[n] = _a_detection(ms.samples, lags, c)
+            elif n == "full":
+                signal, noise = ms.full_null()
+                tables[n] = _a_detection(signal, lags, c, noise="full", noise_samples=noise)
+            else:
+                f32, floors = FLOOR_ABLATIONS[n]
+                tables[n] = _a_detection((ms32 if f32 else ms).samples, lags, c, floors=floors)
+    return env, ms, tables
+
+
+def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS):
+    """Detection tables of one trained model under each null: {null: stats.DetectionTable}.
+
+    "lag": each lag's statistic against its own (transported) spread; "full": against the spread of
+    the whole per-sequence update along the same directions; "author": "lag" with the author's
+    floors and float32 diagnostics (docs/statistics.md §3.3, docs/fidelity.md). ``c`` is a run
+    configuration with the [A] keys lags, n_grid, eps, K, seed, backend (and the a_main options).
+    The tables' ``h_n`` is Ĥ_N over ``c["n_grid"]``; Ĥ_N at any budget N is
+    ``stats.learnability_window(t.lags, t.n_hat, N)``.
+    """
+    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls)
+    return {n: next(iter(t.values())) for n, t in tables.items()}
+
+
 @experiment("a_main")
 def a_main(c):
     """Train on multilag, then envelope, time scales, matched statistic, tail fits, Ĥ_N (A1–A10).
@@ -119,20 +186,19 @@ def a_main(c):
     rates = 1.0 if no_lambda else opt
     statistic = c.get("statistic", "sequence")
     # one pass over the diagnostic sequences: each chunk's forward pass and Jacobian diagonal serve
-    # the envelope and the matched statistic (counted under "envelope" in the profile)
-    env, ms = dg.envelope_and_matched(cell, p, ds.x_diag, ds.y_diag, rates, lags,
-                                      envelope_kwargs={"eta": 1.0 if no_lambda else None},
-                                      n_directions=c["K"], seed=c["seed"], orient=c.get("orient", False),
-                                      statistic=statistic,
-                                      engine="numpy" if statistic == "instantaneous" else "numba",
-                                      backend=c["backend"], progress=False, timer=part)
+    # the envelope and the matched statistic (counted under "envelope" in the profile); the nulls
+    # and floor ablations of the preset (docs/statistics.md §3.3) on the same samples
+    nulls = [n for n in c.get("nulls", ["lag"]) if not (n == "full" and statistic == "instantaneous")]
+    env, ms, null_tables = a_null_tables(cell, p, rates, ds.x_diag, ds.y_diag, c, nulls=nulls,
+                                         ablations=c.get("floor_ablations", []), timer=part,
+                                         envelope_kwargs={"eta": 1.0 if no_lambda else None},
+                                         statistic=statistic)
     with part("envelope"):
         f, f_gates = (env.f / c["H"], env.f_gates / c["H"]) if no_lambda else (env.f, env.f_gates)  # mean over q
         ts = dg.timescales(lags, env.m)
         tau = np.where(np.isinf(ts.tau), np.nan, ts.tau)
         rho = dg.rate_timescale_spearman(env.lam_neuron, ts.tau)
-    with part("tails"):
-        tables = _a_detection(ms.samples, lags, c)
+    tables = null_tables.pop("lag")
     main_method = next(iter(tables))
     det = tables[main_method]
     with part("fits"):
@@ -140,11 +206,15 @@ def a_main(c):
             decay = stats.fit_decay(lags, f, floor=stats.envelope_floor(f), trim=0.02)
         else:
             decay = stats.fit_decay(lags, f)
-        finite = np.isfinite(det.n_hat)
-        try:
-            master = stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
-        except ValueError as exc:                       # too few detectable lags at this size
-            master = {"error": str(exc)}
+        master = _master(det, f)
+    null_out = {}
+    for name, by_method in null_tables.items():  # the other nulls, keys with the suffix _<null>
+        t = by_method[main_method]
+        with part("fits"):
+            mst = _master(t, f)
+        null_out.update({f"mean_{name}": t.mean, f"alpha_hat_{name}": t.alpha, f"sigma_hat_{name}": t.sigma,
+                         f"kappa_hat_{name}": t.kappa, f"n_hat_{name}": t.n_hat, f"n_star_{name}": t.n_star,
+                         f"reliable_{name}": t.reliable, f"h_n_{name}": t.h_n, f"master_{name}": mst})
     B = ds.x_diag.shape[1]
     psi = (np.stack([s.reshape(B, -1).mean(axis=1) for s in ms.samples]) if statistic == "instantaneous"
            else ms.samples)                         # per-sequence means either way
@@ -162,12 +232,22 @@ def a_main(c):
         "kappa_hat": det.kappa, "n_hat": det.n_hat, "n_star": det.n_star,
         "reliable": det.reliable, "n_grid": det.n_grid, "h_n": det.h_n,
         "n_samples": det.n_samples, "tail_methods": list(tables), **extra,
+        "nulls": ["lag"] + list(null_tables), **null_out,
         "decay": _decay_dict(decay), "master": master,
         "lam_tau_spearman": float(rho[0]) if np.ndim(rho) else float(rho),
         "final_val_mse": float(res.curves["val_mse"][-1]) if res.curves.get("val_mse") else None,
         "final_val_r2": float(res.curves["val_r2"][-1]) if res.curves.get("val_r2") else None,
         **_curves(res),
     }
+
+
+def _master(det, f):
+    """The master fit on the detectable lags of one detection table (docs/statistics.md §3.5)."""
+    finite = np.isfinite(det.n_hat)
+    try:
+        return stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
+    except ValueError as exc:                       # too few detectable lags at this size
+        return {"error": str(exc)}
 
 
 def _decay_dict(decay):

@@ -57,6 +57,11 @@ A_MAIN_V1_SIZES = dict(train_dtype="float32", T=1024, D=16, H=128, n_train=8000,
 #   decay_window   "all" (floor 0, no trim) | "author" (stats.envelope_floor(f), 2% trim)
 #   gate_init      "lwsim" (gate biases logit(0.05), LSTM forget 0.95) | "final" (LSTM forget 0.5)
 #                  | "v1" (GRU/LSTM biases PyTorch's U(−1/√D, 1/√D))
+#   nulls          ["lag"] | names from "lag", "full", "author": a detection table per null
+#                  (docs/statistics.md §3.3), stored with the suffix _<null> ("lag" unsuffixed)
+#   floor_ablations []  | names from experiments.FLOOR_ABLATIONS: the author's floors one at a time
+NULLS_ALL = ["lag", "full", "author"]
+ABLATIONS_ALL = ["snr", "ecf", "floors", "f32"]
 A_OPTIONS_FINAL = dict(statistic="sequence", rates="optimizer", orient=True, tail_methods=["ecf", "mcculloch"],
                        n_boot=500, min_samples=1000, cap_budget=False, fit_subsample=None,
                        decay_window="author", gate_init="final")
@@ -73,7 +78,7 @@ PAPER = {
                    sigma_y=0.4, lags=_int_lags(4, 768, 192), n_grid=list(N_GRID_FINAL),
                    eps=20.0, seeds=[2, 12, 31, 41, 51], optimizers=["adamw"],
                    compare_optimizers=["sgd", "rmsprop"], compare_seeds=[2, 12, 31, 41, 51], K=50,
-                   **A_OPTIONS_FINAL),
+                   nulls=NULLS_ALL, **A_OPTIONS_FINAL),
     "a_fidelity": dict(train_dtype="float32", T=500, D=8, H=64, batch=256, epochs=200, lr=1e-3, s=0.1, n_train=1024,
                        optimizers=["sgd", "adamw", "rmsprop"], seeds=[42, 123, 271, 314, 999], task_lags=[5, 20, 50],
                        lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 245], n_seq=16, n_time=50),
@@ -94,7 +99,7 @@ PAPER = {
 
 # The earlier code generation of [A] (docs/fidelity.md): its sizes and its statistic; every other
 # experiment as in the paper preset.
-PAPER_V1 = dict(PAPER, a_main=dict(A_MAIN_V1_SIZES, **A_OPTIONS_V1))
+PAPER_V1 = dict(PAPER, a_main=dict(A_MAIN_V1_SIZES, nulls=NULLS_ALL, **A_OPTIONS_V1))
 
 QUICK = {
     # eps = 20 (the default threshold, docs/statistics.md §3.3): with the paper's 0.1 every lag is detectable
@@ -103,7 +108,8 @@ QUICK = {
     "a_main": dict(A_MAIN_V1_SIZES, T=256, D=8, H=32, n_train=256, n_val=64, n_diag=512, epochs=30, eps=20.0,
                    batch=32, lr=3e-3, task_lags=[8, 16, 32, 48, 64], lags=_lag_grid(1, 224, 28),
                    n_grid=[25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200],
-                   seeds=[212, 1001, 2002], compare_optimizers=["sgd", "rmsprop"], compare_seeds=[212]),
+                   seeds=[212, 1001, 2002], compare_optimizers=["sgd", "rmsprop"], compare_seeds=[212],
+                   nulls=NULLS_ALL, floor_ablations=ABLATIONS_ALL),
     "a_fidelity": dict(PAPER["a_fidelity"], T=200, D=4, H=16, batch=32, epochs=4, n_train=128,
                        seeds=[42], lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89], n_seq=8, n_time=20),
     # [B]: lwsim's protocol (fresh batches, exact quantities); b_s2 adds the author's conventions

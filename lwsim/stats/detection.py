@@ -35,24 +35,39 @@ def _kappa_ext(alpha):
         return np.where(r > 0, 1.0 / np.where(r > 0, r, 1.0), np.inf)
 
 
-def snr(mean, alpha, sigma, N):
-    """SNR(ℓ, N) = |m̄| N^{1/κ̂} / σ̂, 1/κ̂ = 1 − 1/α̂ (docs/statistics.md §3.3). Broadcasts over all arguments."""
+AUTHOR_SIGMA_FLOOR = 1e-12   # the author's compute_snr: SNR = 0 whenever σ̂ ≤ 1e−12 (docs/fidelity.md)
+FLOORS = ("snr", "ecf")       # the author's floors, as options of detection_table
+
+
+def _check_floor(sigma_floor):
+    return None if sigma_floor is None else check_real("sigma_floor", sigma_floor, lo=0.0)
+
+
+def snr(mean, alpha, sigma, N, sigma_floor=None):
+    """SNR(ℓ, N) = |m̄| N^{1/κ̂} / σ̂, 1/κ̂ = 1 − 1/α̂ (docs/statistics.md §3.3). Broadcasts over all arguments.
+
+    sigma_floor (None or ≥ 0): the author's floor — SNR = 0 where σ̂ ≤ sigma_floor (the author's
+    code uses 1e−12, :data:`AUTHOR_SIGMA_FLOOR`); None: σ̂ = 0 with m̄ ≠ 0 gives SNR = inf.
+    """
+    floor = _check_floor(sigma_floor)
     m, r, s, N = _broadcast(mean=np.abs(real_array("mean", mean)), alpha=np.asarray(inv_kappa(alpha)),
                             sigma=real_array("sigma", sigma, nonneg=True), N=real_array("N", N, positive=True))
     gain = m * N ** r  # |m̄| times the sample-mean concentration factor
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(m == 0, 0.0, np.where(s == 0, np.inf, gain / np.where(s == 0, 1.0, s)))
+    if floor is not None:
+        out = np.where(s <= floor, 0.0, out)
     return _out(out)
 
 
-def detectable(mean, alpha, sigma, N, eps=20.0):
+def detectable(mean, alpha, sigma, N, eps=20.0, sigma_floor=None):
     """Lag detectable with budget N iff SNR(ℓ, N) > ε (docs/statistics.md §3.3; default ε = 20)."""
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
-    out = np.asarray(snr(mean, alpha, sigma, N)) > eps
+    out = np.asarray(snr(mean, alpha, sigma, N, sigma_floor)) > eps
     return bool(out) if out.ndim == 0 else out
 
 
-def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0):
+def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0, sigma_floor=None):
     """N̂(ℓ) = min{N in n_grid : SNR(ℓ, N) > ε}, ``np.inf`` where no N in the grid suffices.
 
     mean/alpha/sigma: scalars or arrays of the lag shape; n_grid: 1-D positive budgets (any order).
@@ -62,19 +77,23 @@ def sample_complexity(mean, alpha, sigma, n_grid, eps=20.0):
     grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
     m, a, s = _broadcast(mean=real_array("mean", mean), alpha=real_array("alpha", alpha),
                          sigma=real_array("sigma", sigma, nonneg=True))
-    ok = np.asarray(detectable(m[..., None], a[..., None], s[..., None], grid, eps))
+    ok = np.asarray(detectable(m[..., None], a[..., None], s[..., None], grid, eps, sigma_floor))
     out = np.where(ok, grid, np.inf).min(axis=-1)
     return _out(out)
 
 
-def n_star(mean, alpha, sigma, eps=20.0):
-    """Continuous N*(ℓ) = (ε σ̂ / |m̄|)^κ̂, the N at which SNR = ε exactly (docs/statistics.md §3.3)."""
+def n_star(mean, alpha, sigma, eps=20.0, sigma_floor=None):
+    """Continuous N*(ℓ) = (ε σ̂ / |m̄|)^κ̂, the N at which SNR = ε exactly (docs/statistics.md §3.3);
+    inf where σ̂ ≤ sigma_floor (the author's floor, :func:`snr`)."""
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    floor = _check_floor(sigma_floor)
     m, s, k = _broadcast(mean=np.abs(real_array("mean", mean)), sigma=real_array("sigma", sigma, nonneg=True),
                          alpha=_kappa_ext(alpha))
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         base = np.where(m == 0, np.inf, eps * s / np.where(m == 0, 1.0, m))
         out = np.where(m == 0, np.inf, np.where(s == 0, 0.0, base ** k))  # base^inf: 0 or inf
+    if floor is not None:
+        out = np.where(s <= floor, np.inf, out)
     return _out(out)
 
 
@@ -127,6 +146,8 @@ class DetectionTable:
     h_n: np.ndarray         # Ĥ_N for each N in n_grid
     eps: float
     n_samples: np.ndarray = None   # samples per lag n_ℓ
+    noise: str = "lag"             # the null: "lag" (each lag's own spread) or "full" (the whole update's)
+    floors: tuple = ()             # the author's floors applied ("snr", "ecf"), docs/fidelity.md
 
     def to_dict(self) -> dict:
         """JSON-friendly: lists of floats, inf as the string "inf"."""
@@ -144,8 +165,35 @@ def _rows(samples_per_lag):
     return list(real_array("samples_per_lag", samples_per_lag, ndim=2))
 
 
+def _check_floors(floors, conventions):
+    if floors is None:
+        return FLOORS if conventions == "author" else ()
+    if isinstance(floors, str):
+        floors = (floors,)
+    try:
+        floors = tuple(floors)
+    except TypeError:
+        raise TypeError(f"floors must be None or a sequence of names from {FLOORS}, got {floors!r}") from None
+    bad = [f for f in floors if f not in FLOORS]
+    if bad:
+        raise ValueError(f"floors must be names from {FLOORS}, got {bad}")
+    return tuple(f for f in FLOORS if f in floors)
+
+
+def _noise_rows(noise_samples, n_lags, n_seq):
+    """The "full" null's samples → (rows, index per lag): one row shared by every lag (1-D input)
+    or one row per lag ((n_lags, n) input); each distinct row is fitted once."""
+    ns = real_array("noise_samples", noise_samples)
+    if ns.ndim == 1:
+        return [ns], np.zeros(n_lags, dtype=int)
+    if ns.ndim != 2 or ns.shape[0] != n_lags:
+        raise ValueError(f"noise_samples must be 1-D (one row for every lag) or ({n_lags}, n), got shape {ns.shape}")
+    return list(ns), np.arange(n_lags)
+
+
 def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed=0, n_boot=200,
-                    conventions="lwsim", *, min_samples=None, cap_budget=False, fit_subsample=None):
+                    conventions="lwsim", *, min_samples=None, cap_budget=False, fit_subsample=None,
+                    noise="lag", noise_samples=None, floors=None):
     """Fit each lag's matched-statistic samples and apply the detection rule over a budget grid.
 
     samples_per_lag: (n_lags, n_samples) finite array, or a sequence of n_lags 1-D arrays whose
@@ -166,11 +214,32 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
       budget min(N, n_ℓ) for the smallest such N. N* is not capped.
     - ``fit_subsample`` (int ≥ 20 or None): fit (α̂, σ̂) on at most this many samples drawn
       without replacement from ``seed`` (the earlier code's ECF used 10⁵); m̄ uses all samples.
+
+    The null (docs/statistics.md §3.3): ``noise="lag"`` fits each lag's own samples (the spread of
+    the lag's statistic, carried by the same transport as its mean); ``noise="full"`` tests each
+    lag's m̄ against the spread of ``noise_samples``, the whole per-sequence update along the same
+    directions (:meth:`lwsim.diagnostics.MatchedStatistic.full_null` gives both in the same units):
+    1-D (one row for every lag, fitted once) or (n_lags, n). α̂, σ̂, κ̂, ``reliable``, ``method``
+    and ``n_samples`` are then the noise's. ``floors`` (None: the conventions' — none for "lwsim",
+    both for "author"; or a subset of ("snr", "ecf")): the author's floors, "snr": SNR = 0 where
+    σ̂ ≤ 1e−12; "ecf": the author's ECF grid for a tiny IQR (:func:`.tailfit.ecf_fit`).
     """
     rows = _rows(samples_per_lag)
     lags = real_array("lags", lags, ndim=1, min_len=1, positive=True)
     if len(rows) != lags.size:
         raise ValueError(f"mismatched lengths: samples_per_lag has {len(rows)} rows, lags has {lags.size}")
+    if noise not in ("lag", "full"):
+        raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
+    if (noise == "full") != (noise_samples is not None):
+        raise ValueError("noise_samples is required with noise='full' and only used with it")
+    floors = _check_floors(floors, conventions)
+    tiny_iqr = "author" if "ecf" in floors else "lwsim"
+    sigma_floor = AUTHOR_SIGMA_FLOOR if "snr" in floors else None
+    mean = np.array([r.mean() for r in rows])           # the signal m̄(ℓ) under either null
+    if noise == "full":
+        rows, which = _noise_rows(noise_samples, lags.size, rows[0].size)
+    else:
+        which = np.arange(lags.size)
     grid = real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
     if min_samples is not None:
@@ -186,25 +255,27 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
         raise ValueError(f"samples_per_lag needs at least {MIN_SAMPLES} values per lag, got {counts[i]} "
                          f"at lag {lags[i]:g} (or set min_samples)")
     rng = as_rng(seed)
-    mean = np.array([r.mean() for r in rows])
     too_few = np.zeros(len(rows), dtype=bool) if min_samples is None else counts < min_samples
     fits = []
-    for row, m, skip in zip(rows, mean, too_few):
+    for row, skip in zip(rows, too_few):
         if skip:
             fits.append(None)
             continue
+        centre = row.mean()             # the fits are location-invariant; centring makes it explicit
         if fit_subsample is not None and row.size > fit_subsample:
             row = row[np.sort(rng.choice(row.size, fit_subsample, replace=False))]
-        fits.append(fit_alpha(row - m, method=method, n_boot=n_boot, seed=rng, conventions=conventions))
+        fits.append(fit_alpha(row - centre, method=method, n_boot=n_boot, seed=rng, conventions=conventions,
+                              tiny_iqr=tiny_iqr))
+    fits, too_few, counts = [fits[i] for i in which], too_few[which], counts[which]   # per lag
     alpha = np.array([2.0 if f is None else f.alpha for f in fits])
     sigma = np.array([0.0 if f is None else f.sigma for f in fits])
     if cap_budget:
         used = np.minimum(grid[None, :], counts[:, None])                       # (n_lags, G)
-        ok = np.asarray(detectable(mean[:, None], alpha[:, None], sigma[:, None], used, eps))
+        ok = np.asarray(detectable(mean[:, None], alpha[:, None], sigma[:, None], used, eps, sigma_floor))
         n_hat = np.where(ok, used, np.inf).min(axis=-1)
     else:
-        n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps), dtype=float).reshape(-1)
-    nstar = np.asarray(n_star(mean, alpha, sigma, eps), dtype=float).reshape(-1)
+        n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps, sigma_floor), dtype=float).reshape(-1)
+    nstar = np.asarray(n_star(mean, alpha, sigma, eps, sigma_floor), dtype=float).reshape(-1)
     n_hat, nstar = np.where(too_few, np.inf, n_hat), np.where(too_few, np.inf, nstar)  # never detectable
     return DetectionTable(
         lags=lags, mean=mean, alpha=alpha, sigma=sigma, kappa=_kappa_ext(alpha).reshape(-1),
@@ -212,4 +283,4 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
         reliable=np.array([f is not None and f.reliable for f in fits]),
         method=tuple("too_few" if f is None else f.method for f in fits),
         n_grid=grid, h_n=np.asarray(learnability_window(lags, n_hat, grid)).reshape(-1), eps=eps,
-        n_samples=counts.astype(float))
+        n_samples=counts.astype(float), noise=noise, floors=floors)

@@ -76,7 +76,25 @@ def _ecf_abs2(y: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (sc / y.size) ** 2 + (ss / y.size) ** 2
 
 
-def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim"):
+AUTHOR_IQR_FLOOR = 1e-12     # the author's ECF: below it the grid's scale comes from 1.349·std
+
+
+def _ecf_scale(x, iqr, tiny_iqr):
+    """The ECF grid's scale s (the data are divided by it), or None when the fit gives up.
+
+    tiny_iqr "lwsim": give up when IQR ≤ 1e−10 (docs/statistics.md §3.2). "author" (the author's
+    ECF grid, docs/fidelity.md): s = IQR/1.349 while IQR > 1e−12, else s = std (its Gaussian IQR
+    1.349·std divided by 1.349), and give up only when that is ≤ 1e−12/1.349 too.
+    """
+    if tiny_iqr == "lwsim":
+        return None if iqr <= 1e-10 else iqr / 1.349
+    if iqr > AUTHOR_IQR_FLOOR:
+        return iqr / 1.349
+    sd_iqr = float(np.std(x)) * 1.349
+    return None if sd_iqr <= AUTHOR_IQR_FLOOR else sd_iqr / 1.349
+
+
+def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim", tiny_iqr: str = "lwsim"):
     """Koutrouvelis regression, symmetric case (docs/statistics.md §3.2): returns (α̂, σ̂, IQR, ok).
 
     log(−log|φ̂(t)|²) = log(2σ^α) + α log t, weighted least squares with weights
@@ -90,13 +108,15 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim"):
     conventions="author" (docs/fidelity.md): σ̂ from the intercept of the *unclipped* slope b̂ in
     the data's own units, σ̂ = (e^{ȳ − b̂(ū − log s)}/2)^{1/α̂} — the author's rule; it equals the
     lwsim σ̂ when α̂ = b̂, and is not scale-equivariant otherwise (data × c gives σ̂ × c^{b̂/α̂}).
+    tiny_iqr: "lwsim" (give up at IQR ≤ 1e−10) or "author" (the author's floor, :func:`_ecf_scale`).
     """
     conventions = check_conventions(conventions)
+    check_choice("tiny_iqr", tiny_iqr, {"lwsim", "author"})
     q25, q50, q75 = np.percentile(x, [25, 50, 75])
     iqr = q75 - q25
-    if iqr <= 1e-10:
+    s = _ecf_scale(x, iqr, tiny_iqr)
+    if s is None:
         return 2.0, 0.0, float(iqr), False
-    s = iqr / 1.349
     t = np.linspace(T_LO, T_HI, N_T)  # Decision: uniform grid (as Koutrouvelis), enables the recurrence
     phi2 = _ecf_abs2((x - q50) / s, t)
     for lo, hi, need in (KEEP, RELAXED):
@@ -129,7 +149,8 @@ def _reliable(n, alpha, sigma, iqr, alpha_lo):
     return not (n < 500 or sigma <= 1e-12 or iqr <= 1e-10 or (at_edge and n < 2000))
 
 
-def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conventions="lwsim") -> TailFit:
+def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conventions="lwsim",
+              tiny_iqr="lwsim") -> TailFit:
     """Fit SαS(α, σ) to samples x (1-D, finite, ≥ 20 values) — docs/statistics.md §3.2.
 
     method: "ecf" (Koutrouvelis; McCulloch if too few usable ECF points), "mcculloch" (quantiles on
@@ -141,6 +162,7 @@ def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conven
     conventions: "lwsim" or "author" (docs/fidelity.md): the author's ECF σ̂ (:func:`ecf_fit`)
       and McCulloch table (:func:`lwsim.stats.mcculloch.author_quantile_fit`, also for the
       bootstrap); needs alpha_range="stable" (the author clips α̂ to [1, 2]).
+    tiny_iqr: the ECF's handling of a tiny IQR, "lwsim" or "author" (:func:`ecf_fit`).
     """
     check_choice("method", method, {"auto", "ecf", "mcculloch"})
     check_choice("alpha_range", alpha_range, {"stable", "open"})
@@ -156,7 +178,7 @@ def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conven
     lo = 1.0 if alpha_range == "stable" else ALPHA_FLOOR_OPEN
 
     if method in ("ecf", "auto"):
-        a, s, iqr, ok = ecf_fit(x, lo, conventions)
+        a, s, iqr, ok = ecf_fit(x, lo, conventions, tiny_iqr)
         rel = ok and _reliable(n, a, s, iqr, lo)
         if ok and (method == "ecf" or rel):
             return TailFit(a, s, rel, "ecf", None, n)

@@ -1,0 +1,126 @@
+"""The "full" null (docs/statistics.md §3.3): the whole per-sequence update ζ along each direction,
+held to independent computations — BPTT on single sequences, and the exact lag decomposition."""
+import numpy as np
+import pytest
+
+import lwsim
+from lwsim import diagnostics as dg
+from lwsim import stats
+from cellcases import random_params
+
+RNG = np.random.default_rng(24)
+GATED = [("constgate", {"s": 0.3}), ("sharedgate", {"layernorm": True}), ("diaggate", {}),
+         ("gru", {"layernorm": True}), ("gru", {"convention": "torch"}), ("lstm", {}),
+         ("diaggate", {"readout": "last"})]
+
+
+def _data(cell, T=9, B=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((T, B, cell.n_in)), rng.standard_normal((T, B, cell.n_out))
+
+
+def _rates(p, seed=3):
+    rng = np.random.default_rng(seed)
+    return {k: rng.uniform(0.5, 2.0, np.shape(v)) * 1e-2 for k, v in p.items()}
+
+
+def _zeta_by_bptt(cell, p, x, y, rates, w, mask=None):
+    """(n_out/2) ⟨P ∇L_b, w⟩ with ∇L_b from loss_and_grad on sequence b alone."""
+    out = []
+    for b in range(x.shape[1]):
+        _, g = cell.loss_and_grad(p, x[:, b:b + 1], y[:, b:b + 1], mask=mask)
+        out.append(cell.n_out / 2 * sum(float((rates[k] * g[k] * w[k]).sum()) for k in g))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name,opts", GATED, ids=[f"{n}-{o}" for n, o in GATED])
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_full_noise_equals_single_sequence_bptt(name, opts, backend):
+    cell = lwsim.make_cell(name, n_in=2, n_hidden=3, n_out=2, **opts)
+    p = random_params(cell, 5)
+    x, y = _data(cell)
+    rates = _rates(p)
+    ms = dg.matched_statistic(cell, p, x, y, rates, [1, 3], n_directions=2, seed=11, full_noise=True,
+                              backend=backend)
+    dirs = [dg.random_direction(p, int(np.random.SeedSequence([11, i]).generate_state(1)[0])) for i in range(2)]
+    for k, w in enumerate(dirs):
+        ref = _zeta_by_bptt(cell, p, x, y, rates, w)
+        np.testing.assert_allclose(ms.noise[k], ref, rtol=1e-11, atol=1e-15 * np.abs(ref).max())
+
+
+def test_full_noise_with_mask_and_sgd_rate():
+    cell = lwsim.make_cell("gru", n_in=2, n_hidden=3, n_out=1)
+    p = random_params(cell, 2)
+    x, y = _data(cell, T=8)
+    mask = np.array([True, False, True, True, False, True, True, False])
+    ms = dg.matched_statistic(cell, p, x, y, 0.05, [2], seed=4, full_noise=True, mask=mask)
+    w = dg.random_direction(p, int(np.random.SeedSequence([4, 0]).generate_state(1)[0]))
+    ref = _zeta_by_bptt(cell, p, x, y, {k: 0.05 for k in p}, w, mask=mask)
+    np.testing.assert_allclose(ms.noise[0], ref, rtol=1e-11)
+    assert ms.n_counted == mask.sum()
+
+
+@pytest.mark.parametrize("name,opts", [("diaggate", {"layernorm": True}), ("lstm", {}), ("gru", {})])
+def test_full_noise_with_identity_rates_is_the_sum_over_all_lags(name, opts):
+    """P = I: ζ_b = (n_out/2) Σ_ℓ ⟨g_ℓ, w⟩, every lag of the exact decomposition (read-out at ℓ = 0)."""
+    cell = lwsim.make_cell(name, n_in=2, n_hidden=3, n_out=2, **opts)
+    p = random_params(cell, 8)
+    x, y = _data(cell, T=7, B=3, seed=1)
+    ms = dg.matched_statistic(cell, p, x, y, 1.0, [1, 2, 5], seed=6, full_noise=True)
+    w = dg.random_direction(p, int(np.random.SeedSequence([6, 0]).generate_state(1)[0]))
+    for b in range(3):
+        _, per_lag = cell.lag_gradients(p, x[:, b:b + 1], y[:, b:b + 1])
+        total = sum(float((g[k] * w[k]).sum()) for g in per_lag for k in g)
+        partial = sum(float((g[k] * w[k]).sum()) for g in per_lag[:3] for k in g)   # lags 0…2 only
+        assert ms.noise[0, b] == pytest.approx(cell.n_out / 2 * total, rel=1e-11)
+        assert abs(ms.noise[0, b] - cell.n_out / 2 * partial) > 1e-6 * abs(total)  # the long lags count
+
+
+def test_full_noise_is_invariant_to_the_requested_lags():
+    cell = lwsim.make_cell("sharedgate", n_in=2, n_hidden=4, n_out=1, layernorm=True)
+    p = random_params(cell, 3)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((30, 600, 2)), rng.standard_normal((30, 600, 1))
+    rates = _rates(p)
+    tabs = []
+    for lags in ([1, 2, 3], [5, 17, 29], [2, 29]):
+        ms = dg.matched_statistic(cell, p, x, y, rates, lags, seed=2, full_noise=True)
+        sig, noise = ms.full_null()
+        assert noise.shape == (600,)
+        tabs.append(stats.detection_table(sig, lags, [100, 1000], noise="full", noise_samples=noise))
+    for t in tabs[1:]:
+        assert t.alpha[0] == tabs[0].alpha[0] and t.sigma[0] == tabs[0].sigma[0]
+        assert np.all(t.alpha == t.alpha[0]) and np.all(t.sigma == t.sigma[0])
+
+
+def test_full_null_signal_units_and_orientation():
+    """signal = (n_ℓ/n_0) ψ̄; with K > 1 oriented directions the noise rows carry each lag's signs."""
+    cell = lwsim.make_cell("diaggate", n_in=2, n_hidden=3, n_out=1)
+    p = random_params(cell, 1)
+    x, y = _data(cell, T=10, B=6, seed=3)
+    ms = dg.matched_statistic(cell, p, x, y, 1.0, [1, 4], n_directions=3, seed=2, full_noise=True, orient=True)
+    sig, noise = ms.full_null()
+    np.testing.assert_allclose(sig[0], ms.samples[0] * 9 / 10)
+    np.testing.assert_allclose(sig[1], ms.samples[1] * 6 / 10)
+    assert noise.shape == (2, 6)
+    np.testing.assert_allclose(noise[1], (ms.signs[:, 1, None] * ms.noise).mean(axis=0))
+    plain = dg.matched_statistic(cell, p, x, y, 1.0, [1, 4], n_directions=3, seed=2)
+    with pytest.raises(ValueError, match="full_noise=True"):
+        plain.full_null()
+
+
+def test_full_noise_bad_inputs():
+    cell = lwsim.make_cell("diaggate", n_in=2, n_hidden=3)
+    p = random_params(cell, 1)
+    x, y = _data(cell, T=6, B=2)
+    with pytest.raises(TypeError, match="full_noise"):
+        dg.matched_statistic(cell, p, x, y, 1.0, [1], full_noise=1)
+    with pytest.raises(ValueError, match="statistic='sequence'"):
+        dg.matched_statistic(cell, p, x, y, 1.0, [1], full_noise=True, statistic="instantaneous")
+    with pytest.raises(ValueError, match="no entry for the parameters"):
+        dg.matched_statistic(cell, p, x, y, {k: np.ones((3, 3)) for k in cell.recurrent_keys}, [1],
+                             full_noise=True)
+    with pytest.raises(ValueError, match="float32 cell"):
+        dg.matched_statistic(cell, p, x, y, 1.0, [1], dtype="float32")
+    with pytest.raises(ValueError, match="dtype"):
+        dg.matched_statistic(cell, p, x, y, 1.0, [1], dtype="float16")
