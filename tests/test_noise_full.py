@@ -124,3 +124,57 @@ def test_full_noise_bad_inputs():
         dg.matched_statistic(cell, p, x, y, 1.0, [1], dtype="float32")
     with pytest.raises(ValueError, match="dtype"):
         dg.matched_statistic(cell, p, x, y, 1.0, [1], dtype="float16")
+
+
+# ----------------------------------------------------------------------------- the author's arithmetic
+def test_float32_diagnostics_close_to_float64_and_not_equal():
+    cell = lwsim.make_cell("diaggate", n_in=2, n_hidden=4, n_out=1, layernorm=True)
+    p = random_params(cell, 4)
+    x, y = _data(cell, T=20, B=8, seed=2)
+    c32 = cell.with_dtype("float32")
+    p32 = {k: v.astype(np.float32) for k, v in p.items()}
+    p64 = {k: v.astype(np.float64) for k, v in p32.items()}              # the same weights, float64
+    x32, y32 = x.astype(np.float32), y.astype(np.float32)
+    m64 = dg.matched_statistic(cell, p64, x32.astype(np.float64), y32.astype(np.float64), 1.0, [1, 5, 12], seed=1)
+    m32 = dg.matched_statistic(c32, p32, x32, y32, 1.0, [1, 5, 12], seed=1, dtype="float32")
+    rel = np.abs(m32.samples - m64.samples) / np.abs(m64.samples).max()
+    assert rel.max() < 1e-4 and rel.max() > 1e-10      # float32 round-off, not float64's
+
+
+def test_float32_diagnostics_underflow_a_long_window_to_zero():
+    """ConstGate d = 1 − s = 0.1: Γ over ℓ = 50 steps is 1e−50, below float32's smallest subnormal
+    (1.4e−45): the author's float32 window is exactly 0 where float64 keeps it."""
+    cell = lwsim.make_cell("constgate", n_in=2, n_hidden=3, n_out=1, s=0.9)
+    p = random_params(cell, 1)
+    x, y = _data(cell, T=60, B=4, seed=5)
+    c32, p32 = cell.with_dtype("float32"), {k: v.astype(np.float32) for k, v in p.items()}
+    m64 = dg.matched_statistic(cell, p, x, y, 1.0, [2, 50], seed=1, order=0)
+    m32 = dg.matched_statistic(c32, p32, x.astype(np.float32), y.astype(np.float32), 1.0, [2, 50], seed=1,
+                               order=0, dtype="float32")
+    assert np.all(m64.samples[1] != 0) and np.all(m32.samples[1] == 0)
+    assert np.all(m32.samples[0] != 0)
+
+
+def test_instantaneous_author_orientation_per_batch_of_128():
+    """statistic="instantaneous", conventions="author", orient: ψ_{b,t} ← sgn(mean of its 128-sequence
+    batch over (b, t)) ψ_{b,t}, against an independent loop over the unoriented samples."""
+    cell = lwsim.make_cell("sharedgate", n_in=2, n_hidden=3, n_out=1)
+    p = random_params(cell, 2)
+    x, y = _data(cell, T=6, B=300, seed=9)
+    y[:, :128] -= 5.0                     # opposite error signs in the first two batches
+    y[:, 128:256] += 5.0
+    kw = dict(seed=3, statistic="instantaneous", engine="numpy", progress=False)
+    raw = dg.matched_statistic(cell, p, x, y, 1.0, [1, 3], conventions="author", **kw)
+    ori = dg.matched_statistic(cell, p, x, y, 1.0, [1, 3], conventions="author", orient=True, **kw)
+    for i, ell in enumerate([1, 3]):
+        per_seq = raw.samples[i].reshape(300, 6 - ell)
+        expect = per_seq.copy()
+        for lo in (0, 128, 256):
+            m = per_seq[lo:lo + 128].mean()
+            expect[lo:lo + 128] *= -1.0 if m < 0 else 1.0
+        np.testing.assert_array_equal(ori.samples[i], expect.ravel())
+        signs = ori.signs[0][i].reshape(300, 6 - ell)[:, 0]
+        assert set(np.unique(signs)) <= {-1.0, 1.0}
+    # the batches disagree somewhere (else this would not test per-batch signs)
+    flat = [np.unique(ori.signs[0][i].reshape(300, -1)[:, 0]) for i in range(2)]
+    assert any(u.size == 2 for u in flat)

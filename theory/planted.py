@@ -387,7 +387,7 @@ class PlantedCheck:
 
 def planted_check(law, alpha, params=None, sigma=1.0, c=None, n_lags=40, lags=None,
                   n_samples=20000, n_grid=None, eps=EPS, seed=0, margin=MARGIN, n_points=N_POINTS,
-                  d_alpha=D_ALPHA, d_A=D_A, method="auto", anchor="center") -> PlantedCheck:
+                  d_alpha=D_ALPHA, d_A=D_A, method="auto", anchor="center", noise="lag") -> PlantedCheck:
     """Run the planted model of docs/theory.md §4.4 once and compare it with the derived theory.
 
     law: "exponential" | "power" | "logarithmic"; params: None (DEFAULT_PARAMS), the law's
@@ -397,7 +397,12 @@ def planted_check(law, alpha, params=None, sigma=1.0, c=None, n_lags=40, lags=No
     the SNR rule; seed: int (samples and any bootstrap); method: tail-fit method of
     :func:`lwsim.stats.detection_table`. Cost ≈ n_lags × n_samples SαS draws + n_lags ECF fits
     (≈ 0.2 s for 40 × 2·10⁴).
+    noise: the detection null (docs/statistics.md §3.3): "lag" fits each lag's own samples; "full"
+    fits one further draw of SαS(α, σ), n_samples values, for every lag — the planted noise does
+    not depend on the lag, so both nulls estimate the same (α, σ) and must give the same window.
     """
+    if noise not in ("lag", "full"):
+        raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
     law = _law(law)
     name, p = _param(law, params)
     alpha = float(alpha)
@@ -411,7 +416,10 @@ def planted_check(law, alpha, params=None, sigma=1.0, c=None, n_lags=40, lags=No
     n_grid = grid.n_grid if n_grid is None else np.asarray(n_grid, dtype=float)
     rng = np.random.default_rng(seed)
     X = planted_samples(law, params, alpha, sigma, c, lags, n_samples, seed=rng)
-    table = stats.detection_table(X, lags, n_grid, eps=eps, method=method, seed=rng)
+    null = {}
+    if noise == "full":
+        null = dict(noise="full", noise_samples=stats.sample_sas(alpha, sigma, size=int(n_samples), seed=rng))
+    table = stats.detection_table(X, lags, n_grid, eps=eps, method=method, seed=rng, **null)
     h_meas = np.asarray(table.h_n, dtype=float)
     h_th = theory_window(law, n_grid, alpha, sigma, c, eps, params)
     lo, hi = theory_band(law, n_grid, alpha, sigma, c, eps, params, d_alpha, d_A)

@@ -55,6 +55,14 @@ def _fit_curve(law, params, lags):
     return None
 
 
+def _nested(lags, f):
+    """The exponential against the tempered law that nests it, one seed (stats.nested_exponential)."""
+    try:
+        return stats.nested_exponential(lags, np.asarray(f, float)).to_dict()
+    except ValueError as exc:
+        return {"error": str(exc)}
+
+
 def fig_a2(R):
     cells = by_cell(R["a_main"])
     fig, axes = subplots(3, ncols=3)
@@ -79,7 +87,8 @@ def fig_a2(R):
                       "per_seed_selected": [r["decay"]["selected"] for r in rs],
                       "per_seed_selected_bic": [r["decay"].get("selected_bic") for r in rs],
                       "per_seed_lambda": [r["decay"]["fits"].get("exponential", {}).get("params", {}).get("lambda")
-                                          for r in rs]}
+                                          for r in rs],
+                      "per_seed_nested_exp": [_nested(lags, r["f"]) for r in rs]}
     axes[0].set(title="A2 envelope f(ℓ) (lin–lin)", xlabel="lag ℓ", ylabel="f(ℓ)")
     axes[1].set(title="log–lin, exponential fits", xlabel="lag ℓ", yscale="log")
     axes[2].set(title="log–log, power fits", xlabel="lag ℓ", xscale="log", yscale="log")
@@ -288,9 +297,16 @@ def fig_a12(R):
     data = {}
     for ax, law in zip(axes, laws):
         data[law] = []
-        for i, (cfg, r) in enumerate(x for x in runs if x[0]["law"] == law):
-            c = f"C{i % 10}"
-            ax.plot(r["n_grid"], r["h_n"], "o", ms=3, color=c, label=f"α={cfg['alpha']}, measured")
+        law_runs = [x for x in runs if x[0]["law"] == law]
+        alphas = sorted({cfg["alpha"] for cfg, _ in law_runs})
+        labelled = set()
+        for cfg, r in law_runs:
+            # one colour and one legend entry per α (the seeds of an α share both)
+            c = f"C{alphas.index(cfg['alpha']) % 10}"
+            first = cfg["alpha"] not in labelled
+            labelled.add(cfg["alpha"])
+            ax.plot(r["n_grid"], r["h_n"], "o", ms=3, color=c,
+                    label=f"α={cfg['alpha']}: measured (dots), theory (line)" if first else None)
             ax.plot(r["n_grid"], np.clip(r["h_theory"], 0, None), "-", color=c, lw=1)
             data[law].append({"alpha": cfg["alpha"], "seed": cfg["seed"], "N": r["n_grid"],
                               "H_measured": r["h_n"], "H_theory": r["h_theory"],

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 from ..io import atomic_write_bytes, atomic_write_json
@@ -9,18 +10,21 @@ from . import experiments  # noqa: F401  (registers the experiments)
 from .figs_a import FIGURES as FIGS_A
 from .figs_b import FIGURES as FIGS_B
 from .plan import FIG_NEEDS, plan, train_dtype_of
+from .runcache import is_cached
 from .runner import load_result, run_grid
-from .style import plt
+from .style import declutter_ticks, plt
 
 from .figs_fidelity import FIGURES as FIGS_FIDELITY  # noqa: E402  (A13: conventions, docs/fidelity.md)
+from .figs_behaviour import FIGURES as FIGS_BEHAVIOUR  # noqa: E402  (A15: learned window, docs/experiments.md §5.6)
 
-FIGURES = {**FIGS_A, **FIGS_B, **FIGS_FIDELITY}
+FIGURES = {**FIGS_A, **FIGS_B, **FIGS_FIDELITY, **FIGS_BEHAVIOUR}
 
 
 def render(fig_id, results, out):
     """Draw one figure from {group: [(config, result)]} and write <out>/<id>.png and .json."""
     fig, data = FIGURES[fig_id](results)
     fig.tight_layout()
+    declutter_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
@@ -72,6 +76,10 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     from .findings import write_findings
     groups = plan(fig_ids, preset, backend, train_dtype)
     all_runs = [r for runs in groups.values() for r in runs]
+    if backend == "numba" and scheduler in (None, "local") and (force or any(
+            not is_cached(cache, r) for r in all_runs)):
+        from .warmup import warm_up                      # compile once, before the workers start
+        warm_up(groups, jobs=(os.cpu_count() or 1) if jobs is None else jobs, progress=progress)
     done = run_grid(all_runs, cache_dir=cache, jobs=jobs, force=force, progress=progress,
                     desc=f"lwsim.figures [{preset}]", scheduler=scheduler,
                     threads_per_run=threads_per_run, retries=retries, timeout=timeout)
@@ -83,5 +91,8 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     rendered = render_all(fig_ids, results, out, (os.cpu_count() or 1) if jobs is None else jobs)
     dtype = train_dtype_of(groups)
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
-    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin)
+    from .findings_nulls import findings_by_variant      # findings 1–5 under each null and floor
+    by_null = findings_by_variant(results, rendered, FIGURES)
+    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, by_null=by_null,
+                   results=results)
     return rendered

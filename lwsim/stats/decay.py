@@ -280,3 +280,85 @@ def fit_master_window(n_hat, kappa, f, alpha, lags, window=None, alpha_min=1.01)
     nh, ka, fm, al = (a.mean(axis=0) for a in (n_hat, kappa, f, alpha))
     keep &= (al > alpha_min) & np.isfinite(nh)
     return fit_master(nh[keep], ka[keep], fm[keep])
+
+
+NESTED_DELTA_BIC = 10.0   # "very strong" evidence on the BIC scale (Kass & Raftery 1995)
+
+
+@dataclasses.dataclass(frozen=True)
+class NestedExponentialTest:
+    """The exponential law tested against the tempered law that contains it (β = 0, k = 1):
+    ΔBIC = BIC_exponential − BIC_tempered (> 0 favours the tempered law), the tempered fit's β and
+    k with 95% Gauss–Newton intervals, and the verdicts of :func:`nested_exponential`.
+
+    See docs/statistics.md §3.4.
+    """
+    delta_bic: float
+    lam: float
+    beta: float
+    beta_ci: tuple
+    k: float
+    k_ci: tuple
+    l_c: float
+    at_edge: bool          # the tempered (k, ℓ_c) sits on its grid box's edge: intervals unreliable
+    exponential_ok: bool
+    slower: bool
+    n: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _tempered_cov(lags, y, p):
+    """95% Gauss–Newton half-widths of (log A, β, k, log ℓ_c) at the least-squares optimum:
+    cov = s² (JᵀJ)⁻¹, s² = SSR/(n − 4), J the model's Jacobian. Residuals of an envelope are
+    correlated along ℓ, so these intervals are optimistic (narrower than the truth)."""
+    L = np.log(lags)
+    c = math.log(p["l_c"])
+    z = np.exp(p["k"] * (L - c))
+    J = np.column_stack([np.ones_like(L), -L, -z * (L - c), z * p["k"]])
+    resid = y - (math.log(p["A"]) - p["beta"] * L - z)
+    n = lags.size
+    s2 = float(resid @ resid) / max(n - 4, 1)
+    cov = s2 * np.linalg.pinv(J.T @ J)
+    return 1.959964 * np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+
+def nested_exponential(lags, f, floor=0.0, trim=0.0, delta_bic=NESTED_DELTA_BIC) -> NestedExponentialTest:
+    """Does f(ℓ) decay exponentially? Test the exponential C e^{−λℓ} against the tempered law
+    A ℓ^{−β} e^{−(ℓ/ℓ_c)^k} that nests it (β = 0, k = 1, ℓ_c = 1/λ), both fitted by
+    :func:`fit_decay` on the same window (docs/statistics.md §3.4). Which law BIC *selects* cannot
+    answer this: the tempered law wins whenever its two extra parameters buy a little fit.
+
+    Rule: ``exponential_ok`` iff ΔBIC = BIC_exp − BIC_tempered ≤ ``delta_bic`` (default 10), or the
+    tempered fit's 95% intervals contain both β = 0 and k = 1. ``slower`` (decays more slowly than
+    any exponential at the window's far end) iff not ``exponential_ok`` and either k's interval lies
+    below 1 (a stretched exponential) or ℓ_c exceeds the largest lag (a power law over the window).
+    """
+    delta_bic = check_real("delta_bic", delta_bic, lo=0.0)
+    dec = fit_decay(lags, f, floor=floor, trim=trim, laws=("exponential", "tempered"))
+    if "tempered" not in dec.fits:
+        raise ValueError("the tempered law has no finite fit on this envelope")
+    e, t = dec.fits["exponential"], dec.fits["tempered"]
+    lg = np.asarray(lags, float)
+    fv = np.asarray(f, float)
+    keep = fv > floor
+    lg, fv = np.sort(lg[keep]), fv[keep][np.argsort(lg[keep])]
+    lo, hi = dec.window
+    sel = (lg >= lo) & (lg <= hi)
+    lg, y = lg[sel], np.log(fv[sel])
+    hw = _tempered_cov(lg, y, t.params)
+    beta, k = t.params["beta"], t.params["k"]
+    beta_ci = (beta - hw[1], beta + hw[1])
+    k_ci = (k - hw[2], k + hw[2])
+    kmin, kmax = 0.2, 3.0
+    lc_lo, lc_hi = lg[0] / 10, lg[-1] * 100
+    at_edge = bool(min(abs(k - kmin), abs(k - kmax)) < 1e-6 or t.params["l_c"] <= lc_lo * (1 + 1e-6)
+                   or t.params["l_c"] >= lc_hi * (1 - 1e-6))
+    d = float(e.bic - t.bic)
+    ok = d <= delta_bic or (beta_ci[0] <= 0.0 <= beta_ci[1] and k_ci[0] <= 1.0 <= k_ci[1])
+    slower = (not ok) and (k_ci[1] < 1.0 or t.params["l_c"] > lg[-1])
+    return NestedExponentialTest(delta_bic=d, lam=float(e.params["lambda"]), beta=float(beta),
+                                 beta_ci=tuple(float(v) for v in beta_ci), k=float(k),
+                                 k_ci=tuple(float(v) for v in k_ci), l_c=float(t.params["l_c"]),
+                                 at_edge=at_edge, exponential_ok=bool(ok), slower=bool(slower), n=dec.n)

@@ -1,0 +1,145 @@
+"""Findings 1–5 under each detection null and each of the author's floors (docs/statistics.md §3.3,
+docs/experiments.md §5.5, docs/fidelity.md).
+
+An [A] main run stores one detection table per null ("lag", unsuffixed; "full"; "author") and per
+floor ablation ("snr", "ecf", "floors", "f32"), its keys suffixed ``_<name>``
+(experiments.a_null_tables). :func:`null_view` swaps a variant's keys in place of the "lag" ones,
+so that the same figure builders and finding rules run on every variant: a verdict can then differ
+between variants only through the detection table.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+NULL_KEYS = ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat", "n_star", "reliable", "h_n", "master")
+NULLS = ("lag", "full", "author")
+ABLATIONS = ("snr", "ecf", "floors", "f32")
+LABELS = {
+    "lag": "lag: each lag's statistic against its own spread",
+    "full": "full: against the spread of the whole per-sequence update",
+    "author": "author: lag + σ̂ floor + ECF tiny-IQR grid + float32 diagnostics",
+    "snr": "lag + SNR = 0 for σ̂ ≤ 1e−12",
+    "ecf": "lag + the author's ECF grid for a tiny IQR",
+    "floors": "lag + both floors (float64)",
+    "f32": "lag on float32 diagnostics (no floors)",
+}
+# the figures whose data depend on the detection table (A2, A3 do not: they are shared)
+NULL_FIGS = ("A1", "A4", "A5", "A6", "A7", "A14")
+FINDINGS_1_5 = (1, 2, 3, 4, 5)
+
+
+def variants(results):
+    """The variants present in every [A] main run, in the order of NULLS then ABLATIONS."""
+    runs = results.get("a_main") or []
+    if not runs:
+        return []
+    have = set.intersection(*[{n for n in NULLS + ABLATIONS if n == "lag" or f"h_n_{n}" in res}
+                              for _, res in runs])
+    return [n for n in NULLS + ABLATIONS if n in have]
+
+
+def null_view(results, name):
+    """``results`` with each [A] main run's detection keys replaced by those of variant ``name``
+    ("lag" returns ``results`` itself). Other run groups are shared, not copied."""
+    if name == "lag":
+        return results
+    out = dict(results)
+    view = []
+    for cfg, res in results["a_main"]:
+        missing = [k for k in NULL_KEYS if f"{k}_{name}" not in res]
+        if missing:
+            raise KeyError(f"run {cfg.get('cell')}/{cfg.get('seed')} has no {name!r} keys {missing}")
+        view.append((cfg, {**res, **{k: res[f"{k}_{name}"] for k in NULL_KEYS}}))
+    out["a_main"] = view
+    return out
+
+
+def findings_by_variant(results, rendered, figures):
+    """{variant: findings rows} for findings 1–5: the figures that depend on the detection table are
+    rebuilt in memory from the variant's view (``figures``: id → builder), the others reused."""
+    from .findings import findings
+    from .style import plt
+    out = {}
+    for name in variants(results):
+        view = null_view(results, name)
+        data = dict(rendered)
+        for fid in NULL_FIGS:
+            if fid in rendered:
+                fig, data[fid] = figures[fid](view)
+                plt.close(fig)
+        rows = findings(data)
+        out[name] = {k: rows[k] for k in FINDINGS_1_5 if k in rows}
+    return out
+
+
+def h_last_table(results):
+    """{variant: {cell: [Ĥ_N at the largest N per seed]}} from the runs."""
+    from .figs_a import by_cell
+    out = {}
+    for name in variants(results):
+        sfx = "" if name == "lag" else f"_{name}"
+        out[name] = {cell: [float(np.asarray(r[f"h_n{sfx}"], float)[-1]) for r in rs]
+                     for cell, rs in by_cell(results["a_main"]).items()}
+    return out
+
+
+def growth_table(results):
+    """{variant: {cell: [Ĥ_N growth over the upper half of the N grid per seed]}} (finding 1's measure)."""
+    from .figs_a import by_cell
+    from .findings import _growth
+    out = {}
+    for name in variants(results):
+        sfx = "" if name == "lag" else f"_{name}"
+        out[name] = {cell: [_growth(r[f"h_n{sfx}"]) for r in rs]
+                     for cell, rs in by_cell(results["a_main"]).items()}
+    return out
+
+
+def _mean(v):
+    v = [x for x in v if x is not None and np.isfinite(x)]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def null_lines(by_variant, results):
+    """FINDINGS.md sections: findings 1–5 side by side under the three nulls (each with its rule and
+    numbers), then what each of the author's floors does to Ĥ_N and to findings 1 and 5."""
+    if not by_variant:
+        return []
+    from .findings import TITLES
+    nulls = [n for n in NULLS if n in by_variant]
+    out = ["## Findings 1–5 under each null", "",
+           "The same rules on the same trained models; only the detection table changes "
+           "(docs/statistics.md §3.3). " + "; ".join(f"**{LABELS[n]}**" for n in nulls) + ".", "",
+           "| # | finding | " + " | ".join(nulls) + " |", "|---|---|" + "---|" * len(nulls)]
+    for k in FINDINGS_1_5:
+        out.append(f"| {k} | {TITLES[k]} | "
+                   + " | ".join(by_variant[n][k][1] if k in by_variant[n] else "not run" for n in nulls) + " |")
+    out.append("")
+    hl, gr = h_last_table(results), growth_table(results)
+    cells = list(next(iter(hl.values())).keys()) if hl else []
+    if cells:
+        names = [n for n in NULLS + ABLATIONS if n in hl]
+        out += ["Ĥ_N at the largest N (mean over seeds; min…max) and, in brackets, its growth over the upper "
+                "half of the N grid (mean over seeds), per cell and variant:", "",
+                "| variant | " + " | ".join(cells) + " |", "|---|" + "---|" * len(cells)]
+        for n in names:
+            out.append(f"| {LABELS[n]} | " + " | ".join(
+                f"{_mean(hl[n][c]):.1f} ({min(hl[n][c]):g}…{max(hl[n][c]):g}) [{_mean(gr[n][c]):+.1f}]"
+                for c in cells) + " |")
+        out.append("")
+    abl = [n for n in ABLATIONS if n in by_variant]
+    if abl:
+        out += ["The author's floors one at a time (findings 1 and 5):", "",
+                "| variant | finding 1 | finding 5 |", "|---|---|---|"]
+        for n in ["lag"] + abl + (["author"] if "author" in by_variant else []):
+            out.append(f"| {LABELS[n]} | " + " | ".join(
+                by_variant[n][k][1] if k in by_variant[n] else "not run" for k in (1, 5)) + " |")
+        out.append("")
+    for n in nulls:
+        out += [f"### Under the {n!r} null", ""]
+        for k in FINDINGS_1_5:
+            if k not in by_variant[n]:
+                continue
+            _, verdict, items, rule = by_variant[n][k]
+            out += [f"**{k}. {TITLES[k]}: {verdict}** — {rule}.", ""] + [f"- {it}" for it in items] + [""]
+    return out
