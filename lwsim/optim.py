@@ -100,12 +100,23 @@ def _check_params(params) -> dict:
     return params
 
 
+class KeyMismatchError(KeyError, ValueError):
+    """Keys of a dict argument (gradients, a state_dict, its buffers) do not match the parameters.
+
+    A KeyError for code that catches it as one, and a ValueError (a bad argument value) like every
+    other input error; its message prints without KeyError's quotes. See docs/troubleshooting.md.
+    """
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 def _check_keys(what: str, got, expected) -> None:
     got, expected = set(got), set(expected)
     if got != expected:
         missing = sorted(expected - got)
         extra = sorted(got - expected)
-        raise KeyError(f"{what} keys do not match the parameters: missing {missing}, unexpected {extra}")
+        raise KeyMismatchError(f"{what} keys do not match the parameters: missing {missing}, unexpected {extra}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,7 +210,7 @@ class Optimizer:
         """Restore hyper-parameters, step and buffers (copied into this optimizer's arrays)."""
         for key in ("name", "hyper", "step", "state"):
             if key not in sd:
-                raise KeyError(f"optimizer state_dict lacks {key!r}")
+                raise KeyMismatchError(f"optimizer state_dict lacks {key!r} (it needs name, hyper, step, state)")
         if sd["name"] != self.name:
             raise ValueError(f"state_dict is for optimizer {sd['name']!r}, this is {self.name!r}")
         hyper = dict(self._defaults)
@@ -211,7 +222,7 @@ class Optimizer:
         for k, p in self.params.items():
             st = sd["state"][k]
             if set(st) != keys:
-                raise KeyError(f"optimizer state for {k!r} has buffers {sorted(st)}, expected {sorted(keys)}")
+                raise KeyMismatchError(f"optimizer state for {k!r} has buffers {sorted(st)}, expected {sorted(keys)}")
             new_state[k] = {}
             for s in keys:
                 a = np.asarray(st[s])
@@ -427,6 +438,11 @@ def from_state_dict(params: dict, sd: dict) -> Optimizer:
 
     See docs/experiments.md §5.2.
     """
+    if not isinstance(sd, dict):
+        raise TypeError(f"sd must be an optimizer state_dict (a dict), got {type(sd).__name__}")
+    for key in ("name", "hyper"):
+        if key not in sd:
+            raise KeyMismatchError(f"optimizer state_dict lacks {key!r} (it needs name, hyper, step, state)")
     opt = make(sd["name"], params, **sd["hyper"])
     opt.load_state_dict(sd)
     return opt

@@ -90,6 +90,26 @@ def test_cli_equals_figures_pipeline(figures_run, tmp_path):
     assert (f"Ĥ_N at the largest budget N = {c['n_grid'][-1]}: **{h_last:.3g}**") in md
 
 
+def test_cli_noise_full_equals_figures_pipeline(figures_run, tmp_path):
+    """--noise full: the report's window and per-lag N̂ are a_main's "full" null; both nulls reported."""
+    c, out, res, d = figures_run
+    with pytest.warns(UserWarning):
+        rc = main(["--cell", "gru", "--hidden", str(c["H"]), "--weights", str(d / "model.safetensors"),
+                   "--optimizer-state", str(d / "opt.safetensors"), "--optimizer", "adamw",
+                   "--lr", str(c["lr"]), "--data", str(d / "diag.npz"), "--out", str(tmp_path),
+                   "--lags", ",".join(map(str, c["lags"])), "--n-grid", ",".join(map(str, c["n_grid"])),
+                   "--K", str(c["K"]), "--eps", str(c["eps"]), "--seed", str(c["seed"]),
+                   "--noise", "full", "--no-progress"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "report.json").read_text())
+    assert rep["window"]["noise"] == "full"
+    np.testing.assert_allclose(_num(rep["window"]["h_n"]), out["h_n_full"], rtol=1e-12)
+    np.testing.assert_allclose(_num(rep["per_lag"]["n_hat"]), out["n_hat_full"], rtol=1e-12)
+    np.testing.assert_allclose(_num(rep["per_lag"]["sigma_hat"]), out["sigma_hat_full"], rtol=1e-12)
+    np.testing.assert_allclose(_num(rep["window"]["h_n_by_null"]["lag"]), out["h_n"], rtol=1e-12)
+    assert "Ĥ_N (full)" in (tmp_path / "report.md").read_text()
+
+
 def test_rates_from_file_equal_hand_formula(figures_run):
     """λ = lr / (sqrt(v / (1 − β₂^t)) + eps) on the recurrent blocks read back from torch layout."""
     c, out, res, d = figures_run

@@ -7,17 +7,25 @@ import warnings
 
 import lwsim
 
+from .._cli import ArgumentParser, backend_problem, folder_problem
 from .core import analyze
 from .load import LoadError, infer_model, load_data, load_optimizer, load_weights
 
 
-def _ints(text):
+def _int_list(text):
     vals = [int(v) for v in text.replace(" ", "").split(",") if v]
+    if not vals:
+        raise ValueError(text)
+    return vals
+
+
+def _ints(text):
+    vals = _int_list(text)
     return vals[0] if len(vals) == 1 else vals
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="python -m lwsim.analyze", description=__doc__)
+    p = ArgumentParser(prog="python -m lwsim.analyze", description=__doc__)
     p.add_argument("--cell", required=True, choices=list(lwsim.CELL_NAMES))
     p.add_argument("--hidden", type=int, required=True, help="hidden size H")
     p.add_argument("--weights", required=True, help=".safetensors or .npz (never .pt)")
@@ -41,13 +49,16 @@ def parser():
     m.add_argument("--layernorm", action="store_true", help="lwsim layout only")
     m.add_argument("--convention", choices=["cho", "torch"], help="gru, lwsim layout (default cho)")
     m.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    m.add_argument("--s", type=float, help="constgate: the constant gate s the model was trained with (required)")
     a = p.add_argument_group("analysis")
     a.add_argument("--lags", type=_ints, help="L (1 … L) or a comma list; default up to T/2")
-    a.add_argument("--n-grid", type=_ints, help="comma list of budgets N; default up to B")
+    a.add_argument("--n-grid", type=_int_list, help="budgets N: one or a comma list; default up to B")
     a.add_argument("--K", type=int, default=1, help="random directions of the matched statistic")
     a.add_argument("--eps", type=float, default=20.0, help="detection threshold ε")
     a.add_argument("--statistic", help="matched-statistic variant (when this lwsim has it)")
     a.add_argument("--conventions", help="lwsim or author (docs/fidelity.md), when this lwsim has it")
+    a.add_argument("--noise", choices=["lag", "full"], default="lag",
+                   help="detection null of the report (docs/statistics.md §3.3); both are reported")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                    help="exact envelope (default: only for small models)")
@@ -55,6 +66,12 @@ def parser():
     a.add_argument("--dpi", type=int, default=80)
     a.add_argument("--no-progress", action="store_true")
     return p
+
+
+def _positive(args, names):
+    """The first of the integer options ``names`` below 1, as a one-line problem (None: all >= 1)."""
+    bad = next((n for n in names if getattr(args, n) < 1), None)
+    return None if bad is None else f"--{bad} must be >= 1, got {getattr(args, bad)}"
 
 
 def _cell_options(args):
@@ -68,6 +85,18 @@ def _cell_options(args):
         opts["layernorm"] = args.layernorm
         if args.cell == "gru" and args.convention:
             opts["convention"] = args.convention
+    if args.cell == "constgate":
+        if args.s is None:
+            raise LoadError("--cell constgate needs --s, the constant gate the model was trained with "
+                            "(the weights do not store it)")
+        opts["s"] = args.s
+    elif args.s is not None:
+        raise LoadError(f"--s applies to --cell constgate only, got --cell {args.cell}")
+    if args.convention and args.cell != "gru":
+        raise LoadError(f"--convention applies to --cell gru only, got --cell {args.cell}")
+    if args.convention == "cho" and args.layout == "torch":
+        raise LoadError("--convention cho: layout torch is nn.GRU, whose convention is 'torch'; "
+                        "use --layout lwsim for a cho-convention GRU")
     return opts
 
 
@@ -95,7 +124,7 @@ def run(args):
         sources["optimizer state"] = args.optimizer_state
     rep = analyze(cell, params, x, y, rates=rates, lags=args.lags, n_grid=args.n_grid, K=args.K,
                   statistic=args.statistic, conventions=args.conventions, eps=args.eps, seed=args.seed, exact=args.exact,
-                  backend=args.backend, progress=not args.no_progress, sources=sources)
+                  backend=args.backend, progress=not args.no_progress, sources=sources, noise=args.noise)
     return rep, rep.save(args.out, dpi=args.dpi)
 
 
@@ -103,12 +132,17 @@ def main(argv=None):
     import matplotlib
     matplotlib.use("Agg")
     args = parser().parse_args(argv)
+    problem = (folder_problem(args.out, "--out") or backend_problem(args.backend)
+               or _positive(args, ("hidden", "K", "dpi")))
+    if problem:                                    # before the analysis, so no work is lost
+        print(f"lwsim.analyze: error: {problem}", file=sys.stderr)
+        return 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", UserWarning)       # every warning reaches the user
             rep, paths = run(args)
-    except (LoadError, ValueError, TypeError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (LoadError, ValueError, TypeError, KeyError, OSError) as exc:
+        print(f"lwsim.analyze: error: {exc}", file=sys.stderr)
         return 2
     h = rep.detection.h_n
     print(f"Ĥ_N = {h[-1]:g} lags at N = {int(rep.detection.n_grid[-1])}; wrote "

@@ -1,16 +1,17 @@
 """The [A] diagnostic chain on a user's own trained model (docs/analyze.md).
 
-Same calls, in the same order and with the same arguments, as the figures pipeline
-(``lwsim.figures.experiments.a_main``), so a model analysed here gives that pipeline's numbers:
+Same calls, with the same arguments, as the figures pipeline (``lwsim.figures.experiments.a_main``),
+so a model analysed here gives that pipeline's numbers:
 
-    envelope f(ℓ) (docs/diagnostics.md §2.5) → time scales τ_q (§2.6) → matched statistic ψ̄_b(ℓ)
-    (§2.7) → detection table α̂, σ̂, N̂(ℓ), Ĥ_N (docs/statistics.md §3.3) → decay-law fit (§3.4)
-    → master check log N̂ = a + b(−κ̂ log f) (§3.5); plus per-neuron rates Λ^{(q)} and the exact
-    envelope f_exact(ℓ) when the model is small enough (cost B·T·L·S³).
+    envelope f(ℓ) (docs/diagnostics.md §2.5) and matched statistic ψ̄_b(ℓ) (§2.7) in one pass over
+    the data (``envelope_and_matched``) → time scales τ_q (§2.6) → detection table α̂, σ̂, N̂(ℓ),
+    Ĥ_N (docs/statistics.md §3.3) → decay-law fit (§3.4) → master check log N̂ = a + b(−κ̂ log f)
+    (§3.5); plus per-neuron rates Λ^{(q)} and the exact envelope f_exact(ℓ) when the model is
+    small enough (cost B·T·L·S³).
 """
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import numbers
 import warnings
 
@@ -18,8 +19,10 @@ import numpy as np
 
 from .. import diagnostics as dg
 from .. import optim, stats
+from .._validate import check_real
 from ..diagnostics._util import check_lags
-from ..stats._checks import MIN_SAMPLES
+from .._conventions import check_conventions
+from ..stats._checks import MIN_SAMPLES, real_array
 from .report import Report
 
 RELIABLE_N = 500          # the tail fit's reliability floor (docs/statistics.md §3.2)
@@ -79,27 +82,77 @@ def resolve_rates(rates, params):
     return opt, repr(opt)
 
 
-def _kwargs_supported(fn, **kw):
-    """Only the options ``fn`` has (others are being added concurrently; passed through when there)."""
-    sig = inspect.signature(fn).parameters
-    unknown = [k for k, v in kw.items() if v is not None and k not in sig]
-    if unknown:
-        raise ValueError(f"{fn.__name__} does not support {unknown} in this lwsim version")
-    return {k: v for k, v in kw.items() if v is not None}
+def _check_n_grid(n_grid):
+    """None, one budget N (an int) or a 1-D list of budgets, each > 0: checked before any work."""
+    if n_grid is None:
+        return None
+    if isinstance(n_grid, numbers.Integral) and not isinstance(n_grid, bool):
+        n_grid = [int(n_grid)]
+    real_array("n_grid", n_grid, ndim=1, min_len=1, positive=True)
+    return n_grid
+
+
+def _first_lags(env, ms, n):
+    """The envelope and matched statistic restricted to their first ``n`` lags (per-lag sums are
+    independent of the other lags, so this equals recomputing them on the shorter grid)."""
+    cut = slice(0, n)
+    env = dataclasses.replace(
+        env, **{k: getattr(env, k)[cut] for k in ("lags", "f", "f_gates", "ratio", "m", "count",
+                                                  "lam_mean", "lam_std")},
+        log_mass=None if env.log_mass is None else env.log_mass[cut])
+    per_lag = {"lags": ms.lags[cut], "samples": ms.samples[cut], "count": ms.count[cut]}
+    for k in ("per_direction", "signs"):                    # (K, n_lags, …) when present
+        v = getattr(ms, k)
+        per_lag[k] = None if v is None else v[:, cut]
+    return env, dataclasses.replace(ms, **per_lag)
+
+
+def _envelope_and_matched(cell, params, x, y, rates, lags, *, K, seed, statistic, conventions,
+                          backend, progress, full_noise=False):
+    """Envelope f(ℓ) (lwsim conventions, docs/diagnostics.md §2.5) and matched statistic (§2.7).
+
+    One pass sharing each chunk's gate factors (:func:`lwsim.diagnostics.envelope_and_matched`,
+    as the figures' a_main), except under conventions "author": the author's matched statistic
+    reads the author's gate factors while the report's envelope stays lwsim's, so the two take
+    separate passes (the matched statistic first: a model the author's code cannot run fails
+    before the envelope's pass).
+    """
+    matched_kw = dict(n_directions=K, seed=seed, statistic=statistic, backend=backend, progress=progress,
+                      full_noise=full_noise)
+    if conventions == "author":
+        ms = dg.matched_statistic(cell, params, x, y, rates, lags, conventions=conventions, **matched_kw)
+        env = dg.envelope(cell, params, x, rates, lags, backend=backend, progress=progress)
+        return env, ms
+    return dg.envelope_and_matched(cell, params, x, y, rates, lags, **matched_kw)
+
+
+def _detection(ms, lags, n_grid, *, eps, seed, conventions, noise="lag"):
+    """The detection table α̂, σ̂, N̂(ℓ), Ĥ_N of the matched-statistic samples under the null
+    ``noise`` (docs/statistics.md §3.3): the one place analyze computes it."""
+    if noise == "full":
+        signal, whole = ms.full_null()
+        return stats.detection_table(signal, lags, n_grid, eps=eps, seed=seed, conventions=conventions,
+                                     noise="full", noise_samples=whole)
+    return stats.detection_table(ms.samples, lags, n_grid, eps=eps, seed=seed, conventions=conventions)
 
 
 def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, statistic=None,
             conventions=None, eps=20.0, seed=0, exact=None, backend="numba", progress=True,
-            sources=None) -> Report:
+            sources=None, noise="lag") -> Report:
     """Run the [A] diagnostic chain on ``cell``/``params`` with diagnostic data x (T, B, D), y.
 
     rates: see :func:`resolve_rates`. lags: default :func:`default_lags` (≤ T/2), trimmed to the
     longest lag with signal (f(ℓ) > 10⁻¹² max f); n_grid: default :func:`default_n_grid` (up to B);
-    K: random directions of the matched statistic; statistic, conventions: passed to
-    ``matched_statistic`` (and conventions to ``detection_table``) when given, e.g. statistic
+    K: random directions of the matched statistic; statistic, conventions: passed to the matched
+    statistic (and conventions to ``detection_table``; the envelope keeps lwsim's), e.g. statistic
     "instantaneous" (docs/diagnostics.md §2.7), conventions "author" (docs/fidelity.md); the N grid
     then defaults up to the samples per lag; eps: detection threshold ε (docs/statistics.md §3.3);
-    exact: compute f_exact(ℓ) (default: when B·T·L·S³ ≤ 5·10⁷). Returns a :class:`Report`.
+    exact: compute f_exact(ℓ) (default: when B·T·L·S³ ≤ 5·10⁷); noise: the detection null, "lag"
+    (each lag's statistic against its own spread) or "full" (against the whole per-sequence
+    update along the same directions; statistic "sequence" only), docs/statistics.md §3.3; the
+    report's ``detection`` is under this null and ``detection_nulls`` holds both when both apply.
+    Returns a :class:`Report`.
+    Every option is checked before the first pass over the data.
     """
     x = cell.check_x(x)
     y = cell.check_y(y, x)
@@ -113,12 +166,27 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
         raise ValueError(f"x has T = {T} steps; the envelope needs lags 1 … T−1 with T ≥ 3")
     if exact is not None and not isinstance(exact, bool):
         raise TypeError(f"exact must be None (auto), True or False, got {exact!r}")
+    # every option is checked here, before the passes over the data (no work lost on a typo)
+    n_grid = _check_n_grid(n_grid)
+    eps = check_real("eps", eps, lo=0.0, lo_open=True)
+    shown = {"statistic": statistic or "default", "conventions": conventions or "default"}
+    statistic = "sequence" if statistic is None else statistic
+    if statistic not in ("sequence", "instantaneous"):
+        raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
+    conventions = check_conventions("lwsim" if conventions is None else conventions)
+    if noise not in ("lag", "full"):
+        raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
+    if noise == "full" and statistic != "sequence":
+        raise ValueError("noise='full' needs statistic 'sequence' (the whole update is per sequence)")
+    shown["noise"] = noise
     rates_obj, rates_desc = resolve_rates(rates, params)
     if lags is None:
         lags = default_lags(T)
         notes.append(f"lag grid: default, {len(lags)} lags 1 … {lags[-1]} (up to T/2 = {T // 2})")
     lags = np.asarray(check_lags(lags, T))
-    env = dg.envelope(cell, params, x, rates_obj, lags, backend=backend, progress=progress)
+    env, ms = _envelope_and_matched(cell, params, x, y, rates_obj, lags, K=K, seed=seed, statistic=statistic,
+                                    conventions=conventions, backend=backend, progress=progress,
+                                    full_noise=statistic == "sequence")
     signal = np.isfinite(env.f) & (env.f > SIGNAL_FLOOR * np.nanmax(env.f))
     if not signal.all():
         last = int(np.flatnonzero(signal)[-1]) if signal.any() else -1
@@ -127,11 +195,8 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
         notes.append(f"lag grid trimmed to the longest lag with signal, ℓ = {lags[last]} "
                      f"(f ≤ {SIGNAL_FLOOR:g}·max f beyond)")
         lags = lags[:last + 1]
-        env = dg.envelope(cell, params, x, rates_obj, lags, backend=backend, progress=progress)
+        env, ms = _first_lags(env, ms, last + 1)
     ts = dg.timescales(lags, env.m)
-    extra = _kwargs_supported(dg.matched_statistic, statistic=statistic, conventions=conventions)
-    ms = dg.matched_statistic(cell, params, x, y, rates_obj, lags, n_directions=K, seed=seed,
-                              backend=backend, progress=progress, **extra)
     # samples per lag: B (one per sequence), or B(T − ℓ) for the instantaneous statistic
     n_avail = [int(np.size(row)) for row in ms.samples]
     per_seq = isinstance(ms.samples, np.ndarray)
@@ -146,8 +211,9 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
         n_grid = default_n_grid(max(n_avail))
         notes.append(f"N grid: default, {len(n_grid)} budgets {n_grid[0]} … {n_grid[-1]} "
                      f"(up to the {max(n_avail)} available {what})")
-    det_extra = _kwargs_supported(stats.detection_table, conventions=conventions)
-    det = stats.detection_table(ms.samples, lags, n_grid, eps=eps, seed=seed, **det_extra)
+    nulls = {n: _detection(ms, lags, n_grid, eps=eps, seed=seed, conventions=conventions, noise=n)
+             for n in (("lag", "full") if statistic == "sequence" else ("lag",))}
+    det = nulls[noise]
     try:
         decay = stats.fit_decay(lags, env.f)
     except ValueError as exc:
@@ -173,8 +239,7 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
                      f"({', '.join(map(str, bad[:12]))}{' …' if bad.size > 12 else ''})")
     settings = {"cell": repr(cell), "T": T, "B": B, "D": cell.n_in, "H": cell.n_hidden,
                 "n_out": cell.n_out, "rates": rates_desc, "eta": env.eta, "K": K, "seed": seed,
-                "eps": float(eps), "statistic": statistic if statistic is not None else "default",
-                "conventions": conventions if conventions is not None else "default",
+                "eps": eps, **shown,
                 "backend": backend, "lags": lags, "n_grid": det.n_grid, "sources": sources or {}}
     return Report(settings=settings, envelope=env, timescales=ts, matched=ms, detection=det,
-                  decay=decay, master=master, exact=ex, notes=notes, warnings=warns)
+                  decay=decay, master=master, exact=ex, notes=notes, warnings=warns, detection_nulls=nulls)

@@ -39,6 +39,7 @@ _ST_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "I64": "int6
               "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 _MAX_HEADER = 100 * 2 ** 20           # a safetensors header beyond this is not a weights file
 GATES = {"gru": 3, "lstm": 4}
+LAYOUTS = ("torch", "lwsim")                # key names: nn.GRU/nn.LSTM's, or lwsim's parameters
 _ADAM_T = {"m": "exp_avg", "v": "exp_avg_sq", "v_max": "max_exp_avg_sq"}
 _SGD_T = {"buf": "momentum_buffer"}
 TORCH_BUFFERS = {"adam": _ADAM_T, "adamw": _ADAM_T, "sgd": _SGD_T, "momentum": _SGD_T,
@@ -84,15 +85,19 @@ def _safetensors_header(path):
             hdr = json.loads(fh.read(n))
         except ValueError as exc:
             raise LoadError(f"{path}: not a safetensors file (header is not JSON: {exc})") from None
+    if not isinstance(hdr, dict):
+        raise LoadError(f"{path}: malformed safetensors header: a JSON {type(hdr).__name__} instead of "
+                        "an object {key: {dtype, shape, data_offsets}}")
     meta = hdr.pop("__metadata__", None) or {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise LoadError(f"{path}: malformed safetensors header: __metadata__ must map names to strings")
     specs, end = {}, 0
     for key, v in hdr.items():
-        dt = _ST_DTYPES.get(v.get("dtype"))
+        shape, (lo, hi) = _header_entry(path, key, v)
+        dt = _ST_DTYPES.get(v["dtype"]) if isinstance(v["dtype"], str) else None
         if dt is None:
             raise LoadError(f"{path}: key {key!r} has dtype {v.get('dtype')!r}; lwsim reads "
                             f"{sorted(_ST_DTYPES)} (convert bfloat16 to float32 before saving)")
-        shape = tuple(int(s) for s in v["shape"])
-        lo, hi = (int(o) for o in v["data_offsets"])
         if hi - lo != math.prod(shape) * np.dtype(dt).itemsize:
             raise LoadError(f"{path}: key {key!r} declares shape {shape} {dt} but {hi - lo} bytes")
         specs[key] = (shape, np.dtype(dt))
@@ -100,6 +105,31 @@ def _safetensors_header(path):
     if size != 8 + n + end:
         raise LoadError(f"{path}: file is {size} bytes, its header describes {8 + n + end}")
     return specs, dict(meta)
+
+
+def _header_entry(path, key, v):
+    """(shape, (begin, end)) of one safetensors header entry, or LoadError naming what is wrong."""
+    if not isinstance(v, dict):
+        raise LoadError(f"{path}: malformed safetensors header: key {key!r} is a JSON "
+                        f"{type(v).__name__}, expected an object with dtype, shape, data_offsets")
+    missing = [f for f in ("dtype", "shape", "data_offsets") if f not in v]
+    if missing:
+        raise LoadError(f"{path}: malformed safetensors header: key {key!r} has no {', '.join(missing)}")
+
+    def ints(field, n=None):
+        val = v[field]
+        ok = isinstance(val, list) and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                           for i in val) and (n is None or len(val) == n)
+        if not ok:
+            want = f"{n} non-negative integers" if n else "a list of non-negative integers"
+            raise LoadError(f"{path}: malformed safetensors header: key {key!r} has {field} {val!r}, "
+                            f"expected {want}")
+        return tuple(val)
+    shape, offsets = ints("shape"), ints("data_offsets", 2)
+    if offsets[1] < offsets[0]:
+        raise LoadError(f"{path}: malformed safetensors header: key {key!r} has data_offsets "
+                        f"{list(offsets)} (end before begin)")
+    return shape, offsets
 
 
 def _npz_header(path):
@@ -173,6 +203,31 @@ def check_keys(path, specs, expected, optional=None, what="") -> None:
                             + (f" ({what.strip()})" if what else ""))
 
 
+def check_float(path, specs, keys, what="weights") -> None:
+    """Refuse integer or boolean arrays among ``keys``: quantised weights (int8, uint8, …) carry a
+    scale and zero point this file does not give, so reading their integers as floats would
+    analyse another model. Dequantise to float32/float64 before saving.
+
+    See docs/analyze.md.
+    """
+    bad = [f"{k} ({specs[k][1]})" for k in keys if k in specs and specs[k][1].kind != "f"]
+    if bad:
+        raise LoadError(f"{path}: integer/boolean {what} refused: {', '.join(bad)}; quantised weights "
+                        "must be dequantised to float32 or float64 before saving (lwsim does not know "
+                        "their scale and zero point)")
+
+
+def check_layout(layout) -> str:
+    """``layout`` is "torch" or "lwsim" (case-sensitive), else LoadError listing both.
+
+    See docs/analyze.md.
+    """
+    if layout not in LAYOUTS:
+        raise LoadError(f"layout must be one of {', '.join(map(repr, LAYOUTS))} (case-sensitive), "
+                        f"got {layout!r}")
+    return layout
+
+
 def _finite(path, arrays):
     for k, a in arrays.items():
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
@@ -202,6 +257,7 @@ def infer_model(path, cell_name, H, layout, **options):
     See docs/analyze.md.
     """
     import lwsim
+    check_layout(layout)
     specs, _ = read_header(path)
     if layout == "torch":
         G = GATES.get(cell_name)
@@ -219,8 +275,6 @@ def infer_model(path, cell_name, H, layout, **options):
         if len(s_out) != 2 or s_out[1] != H:
             raise LoadError(f"{path}: key 'readout.weight' has shape {s_out}, expected (n_out, {H})")
         return int(s_ih[1]), int(s_out[0]), "bias_ih_l0" in specs
-    if layout != "lwsim":
-        raise LoadError(f"layout must be 'torch' or 'lwsim', got {layout!r}")
     # Probe cells with n_in, n_out = 1 and 2 tell which parameter axis carries D and n_out.
     bias = "b_out" in specs
     p1 = lwsim.make_cell(cell_name, 1, H, 1, bias=bias, **options).param_shapes()
@@ -246,14 +300,17 @@ def load_weights(path, cell, layout="torch") -> dict:
 
     See docs/analyze.md.
     """
+    check_layout(layout)
     specs, _ = read_header(path)
     if layout == "torch":
         want = torch_shapes(cell.name, cell.n_hidden, cell.n_in, cell.n_out, cell.bias)
         check_keys(path, specs, want, what=f"{cell.name} (torch layout, hidden {cell.n_hidden}) ")
+        check_float(path, specs, want)
         arrays = _finite(path, read_arrays(path, list(want)))
         return cell.params_from_torch(arrays)
     want = cell.param_shapes()
     check_keys(path, specs, want, what=f"{cell.name} (lwsim layout, hidden {cell.n_hidden}) ")
+    check_float(path, specs, want)
     arrays = _finite(path, read_arrays(path, list(want)))
     return {k: np.ascontiguousarray(a, dtype=cell.dtype) for k, a in arrays.items()}
 
@@ -293,6 +350,7 @@ def load_optimizer(path, cell, params, layout="torch", name=None, hyper=None):
 
     See docs/analyze.md.
     """
+    check_layout(layout)
     specs, meta = read_header(path)
     hyper = dict(hyper or {})
     meta_name = meta.get("optimizer")
@@ -318,15 +376,15 @@ def load_optimizer(path, cell, params, layout="torch", name=None, hyper=None):
     if layout == "torch":
         names = torch_shapes(cell.name, cell.n_hidden, cell.n_in, cell.n_out, cell.bias)
         buf_name = {b: TORCH_BUFFERS[name][b] for b in active}
-    elif layout == "lwsim":
+    else:
         names = cell.param_shapes()
         buf_name = {b: b for b in active}
-    else:
-        raise LoadError(f"layout must be 'torch' or 'lwsim', got {layout!r}")
     expected = {f"{k}.{buf_name[b]}": s for k, s in names.items() for b in rate_buffers}
     optional = {f"{k}.{buf_name[b]}": s for k, s in names.items() for b in set(active) - rate_buffers}
     optional.update({f"{k}.step": None for k in names}, step=None)
     check_keys(path, specs, expected, optional, what=f"optimizer {name} state ")
+    check_float(path, specs, [k for k in specs if k != "step" and not k.endswith(".step")],
+                what="optimizer buffers")
     arrays = _finite(path, read_arrays(path, [k for k in specs]))
     step = _step(path, arrays, meta, names)
     state_t = {b: {k: arrays.get(f"{k}.{buf_name[b]}", np.zeros(s)) for k, s in names.items()}

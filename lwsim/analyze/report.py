@@ -53,6 +53,7 @@ class Report:
     exact: object | None      # lwsim.diagnostics.ExactEnvelope (None: not computed)
     notes: list
     warnings: list
+    detection_nulls: dict = None   # {"lag": table, "full": table} (docs/statistics.md §3.3); detection is one of them
 
     # ------------------------------------------------------------------ numbers
     @property
@@ -82,7 +83,8 @@ class Report:
         return {
             "settings": self.settings, "notes": self.notes, "warnings": self.warnings,
             "per_lag": per_lag,
-            "window": {"n_grid": det.n_grid, "h_n": det.h_n, "eps": det.eps},
+            "window": {"n_grid": det.n_grid, "h_n": det.h_n, "eps": det.eps, "noise": det.noise,
+                       "h_n_by_null": {n: t.h_n for n, t in (self.detection_nulls or {}).items()}},
             "decay": _decay_dict(self.decay),
             "master": self.master.to_dict() if self.master is not None else None,
             "exact": exact,
@@ -127,8 +129,14 @@ class Report:
         if d["exact"] is not None:
             out += [f"- exact vs first-order envelope: Spearman ρ = {_fmt(d['exact']['spearman_f'])}"]
         out += [f"- Spearman ρ(Λ_q, τ_q) across neurons: {_fmt(d['lam_tau_spearman'])}", ""]
-        out += ["## Learnability window Ĥ_N", "", "| N | Ĥ_N |", "|---|---|"]
-        out += [f"| {int(n)} | {_fmt(v)} |" for n, v in zip(det.n_grid, h)] + [""]
+        nulls = self.detection_nulls or {det.noise: det}
+        out += ["## Learnability window Ĥ_N", "",
+                f"Under the null **{det.noise}** (the report's), and beside it every null computed: "
+                "\"lag\" tests each lag's statistic against its own spread, \"full\" against the spread of "
+                "the whole per-sequence update (docs/statistics.md §3.3).", "",
+                "| N | " + " | ".join(f"Ĥ_N ({n})" for n in nulls) + " |", "|---|" + "---|" * len(nulls)]
+        out += [f"| {int(n)} | " + " | ".join(_fmt(t.h_n[i]) for t in nulls.values()) + " |"
+                for i, n in enumerate(det.n_grid)] + [""]
         out += ["## Per lag", "",
                 "| ℓ | f(ℓ) | " + ("f_exact(ℓ) | " if d["exact"] else "")
                 + "m̄ | α̂ | σ̂ | N̂ | N* | reliable |",
@@ -171,6 +179,13 @@ class Report:
         fig, ax = plt.subplots(figsize=(5, 3.4))
         ax.semilogx(det.n_grid, det.h_n, "o-")
         ax.set(xlabel="sample budget N", ylabel="Ĥ_N (lags)", title="Learnability window")
+        # decades only, written plainly: matplotlib's minor labels (3×10¹ 4×10¹ …) collide here
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+        decades = np.log10(max(det.n_grid) / min(det.n_grid)) if len(det.n_grid) else 0.0
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        fig.tight_layout()                          # keeps the x label inside the picture
         figs["window"] = fig
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
         rel = det.reliable

@@ -19,6 +19,7 @@ KINDS = {"rnn": rnn.CELL, "constgate": constgate.CELL, "sharedgate": sharedgate.
 CELL_NAMES = tuple(KINDS)
 BACKENDS = ("numpy", "numba", "cupy")
 SCHEMES = ("paper_a", "torch", "normal")
+OPTIONS = ("layernorm", "bias", "readout", "dtype", "s", "convention")   # make_cell's keywords
 
 
 def _logit(p):
@@ -43,7 +44,7 @@ class Cell:
     """One recurrent cell with its options (docs/cells.md §1.4). Build with :func:`make_cell`."""
 
     def __init__(self, name, n_in, n_hidden, n_out=1, *, layernorm=False, bias=True,
-                 readout="every", dtype="float64", s=0.05, convention="cho"):
+                 readout="every", dtype="float64", s=None, convention=None):
         self.name = check_choice("name", name, KINDS)
         self.kind = KINDS[name]
         self.n_in = check_int("n_in", n_in, 1)
@@ -54,8 +55,14 @@ class Cell:
         self.layernorm, self.bias = layernorm, bias
         self.readout = check_choice("readout", readout, ("every", "last"))
         self.dtype = _parse_dtype(dtype)
-        self.s = check_real("s", s, 0.0, 1.0, lo_open=True) if name == "constgate" else None
-        self.convention = check_choice("convention", convention, ("cho", "torch")) if name == "gru" else None
+        # an option that does not apply to this cell is an error, never silently ignored
+        for opt, value, owner in (("s", s, "constgate"), ("convention", convention, "gru")):
+            if value is not None and name != owner:
+                raise ValueError(f"{opt}={value!r} applies only to the {owner} cell, not to {name!r}; "
+                                 f"drop it")
+        self.s = check_real("s", 0.05 if s is None else s, 0.0, 1.0, lo_open=True) if name == "constgate" else None
+        self.convention = (check_choice("convention", "cho" if convention is None else convention, ("cho", "torch"))
+                           if name == "gru" else None)
         if self.convention == "torch" and layernorm:
             raise ValueError("layernorm is not available for gru convention='torch' (torch.nn.GRU has none)")
 
@@ -74,8 +81,7 @@ class Cell:
         """The same cell computing in ``dtype`` ("float32"/"float64"): e.g. train in float32 as
         PyTorch does, then run the diagnostics in float64 on the cast weights (docs/cells.md §1.9)."""
         return Cell(self.name, self.n_in, self.n_hidden, self.n_out, layernorm=self.layernorm, bias=self.bias,
-                    readout=self.readout, dtype=dtype, s=self.s if self.s is not None else 0.05,
-                    convention=self.convention or "cho")
+                    readout=self.readout, dtype=dtype, s=self.s, convention=self.convention)
 
     @property
     def state_size(self):
@@ -350,4 +356,7 @@ def make_cell(name, n_in, n_hidden, n_out=1, **options):
     """Build a cell (docs/cells.md §1.9). Options: layernorm, bias, readout, dtype, s, convention."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, one of {CELL_NAMES}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TypeError(f"make_cell: unknown option(s) {unknown}; the options are {', '.join(OPTIONS)}")
     return Cell(name, n_in, n_hidden, n_out, **options)

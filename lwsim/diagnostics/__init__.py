@@ -19,6 +19,7 @@ Conventions (see ``_util``): step t = 1 … T at array index t − 1, lag ℓ = 
 computed and returned in float64. ``backend`` is passed to the cell methods; ``engine`` selects the
 numba kernels or the NumPy implementation for the O(B·T·L·H) loops.
 """
+from .behaviour import BehaviouralWindow, LagCoefficients, behavioural_window, lag_coefficients  # §2.11
 from .anisotropy import (GradientAnisotropy, JacobianAnisotropy, gradient_anisotropy,
                          gradient_covariance_metrics, jacobian_anisotropy, median_iqr,
                          per_example_gradients, singular_value_metrics)

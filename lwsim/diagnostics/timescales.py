@@ -37,7 +37,12 @@ def timescales(lags, m, min_points=5):
 
     See docs/diagnostics.md §2.6.
     """
-    lags = np.asarray(lags, dtype=np.float64)
+    lags = np.asarray(lags)
+    if lags.dtype.kind not in "iuf":
+        raise TypeError(f"lags must be a 1-D array of lags, got dtype {lags.dtype}")
+    lags = lags.astype(np.float64)
+    if lags.ndim == 1 and not (np.all(np.isfinite(lags)) and np.all(lags >= 1)):
+        raise ValueError(f"lags must be finite and >= 1, got {lags.tolist()}")
     m = np.asarray(m, dtype=np.float64)
     single = m.ndim == 1
     if single:

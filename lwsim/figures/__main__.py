@@ -30,7 +30,8 @@ from .presets import PRESETS
 
 def parse_args(argv=None):
     from .figures import FIGURES
-    ap = argparse.ArgumentParser(prog="python -m lwsim.figures", description=__doc__.split("\n")[0],
+    from .._cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m lwsim.figures", description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     ap.add_argument("--only", default=None, help="comma-separated figure ids, e.g. A2,B7 (default: all)")
@@ -78,8 +79,25 @@ def parse_args(argv=None):
     return args
 
 
+def _setup_problem(args):
+    """The first unusable --cache, --out or --backend as one line (None: all usable), found before
+    any run: --out is written only when figures are made, the backend is needed here unless the
+    runs go to a remote Dask cluster (its workers have their own CuPy)."""
+    from .._cli import backend_problem, folder_problem
+    running = not (args.dry_run or args.calibrate)
+    remote = args.scheduler not in (None, "local")
+    checks = [lambda: folder_problem(args.cache, "--cache"),
+              lambda: folder_problem(args.out, "--out") if running else None,
+              lambda: backend_problem(args.backend) if (running and not remote) or args.calibrate else None]
+    return next((msg for msg in (c() for c in checks) if msg), None)
+
+
 def main(argv=None):
     args = parse_args(argv)
+    problem = _setup_problem(args)
+    if problem:
+        print(f"lwsim.figures: error: {problem}", file=sys.stderr)
+        return 2
     from .figures import make_figures
     if args.calibrate or args.dry_run:
         return _cost(args)

@@ -139,7 +139,21 @@ def _b_expansion(c):
     return {"one": 1.0, "diag": T * H ** 3 * 10}
 
 
-WORK = {"a_main": _a_main, "a_conventions": _a_conventions, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
+def _a_behaviour(c):
+    """A15 (experiments_behaviour.py): ``steps`` training steps whatever N, validation every
+    ``val_every``; one forward pass for ĉ(ℓ); the matched statistic and tail fits once per null
+    (three: lag, full, author); the envelope only in the largest-N run (1 / number of budgets)."""
+    T, H, f, L, K = c["T"], c["H"], _fwd(c), _nlags(c), c.get("K", 1)
+    nb, n_val, n_diag, n_nulls = len(c.get("budgets", [1])), c.get("n_val", 0), c["n_diag"], 3
+    n_evals = c["steps"] // max(1, c.get("val_every", 1)) + 1
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f + n_evals * n_val * T * f,
+            "diag": n_diag * T * f + n_nulls * n_diag * T * (2 * f + K * (3 * f + 8 * L * H))
+            + n_diag * T * (2 * f + 6 * L * H) / nb,
+            "stats": n_nulls * L * n_diag * (len(c.get("n_grid", [1])) + c.get("n_boot", 200) / 100),
+            "steps": c["steps"] * c["batch"] * T * 3 + n_evals * n_val * T + n_nulls * n_diag * T * (4 + 3 * K)}
+
+
+WORK = {"a_main": _a_main, "a_conventions": _a_conventions, "a_behaviour": _a_behaviour, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
         "b_s2": _b_s2, "b_expansion": _b_expansion}
 
 
@@ -210,6 +224,7 @@ PROBES = {
              dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
              dict(steps=100, checkpoints=[0, 50, 100], H=64)],
     "b_expansion": [dict(), dict(T=50)],
+    "a_behaviour": [dict(), dict(steps=60), dict(n_diag=128), dict(cell="lstm")],
 }
 
 
@@ -332,9 +347,10 @@ def predict_seconds(run, calibration):
     w, model = work(run)
     coef = calibration["coef"]
     c = coef.get(run.experiment)
-    if c is None:                              # generic: a_main's coefficients, else median fixed cost
-        c = coef.get("a_main", {}) if model == "generic:a_main" else \
-            {"one": float(np.median([v.get("one", 0.0) for v in coef.values()]))}
+    if c is None and model == "generic:a_main":
+        c = coef.get("a_main")                 # generic: a_main's coefficients, when calibrated
+    if c is None:                              # else (also: a model never calibrated) the median fixed cost
+        c, model = {"one": float(np.median([v.get("one", 0.0) for v in coef.values()]))}, "generic:fixed"
     return float(sum(w.get(t, 0.0) * c.get(t, 0.0) for t in w)), model
 
 

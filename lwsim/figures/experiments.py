@@ -442,3 +442,4 @@ def b_expansion(c):
 
 
 from . import experiments_fidelity  # noqa: E402,F401  (registers a_conventions: A13, docs/fidelity.md)
+from . import experiments_behaviour  # noqa: E402,F401  (registers a_behaviour: A15, docs/experiments.md §5.6)

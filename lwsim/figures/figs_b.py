@@ -214,10 +214,14 @@ def fig_b7(R):
         return _fig_b7_robust(runs)
     fig, axes = subplots(2, ncols=2)
     data = {}
+    labelled = set()
     for cfg, r in runs:
         eps = np.asarray(r["eps"], float)
-        axes[0].loglog(eps, r["E"], "-o", ms=3, color=color(cfg["cell"]), lw=1)
-        axes[1].loglog(eps, r["C2"], "-o", ms=3, color=color(cfg["cell"]), lw=1)
+        # one legend entry per cell, so every colour is named (the seeds share it)
+        label = None if cfg["cell"] in labelled else f"{cfg['cell']} (one line per seed)"
+        labelled.add(cfg["cell"])
+        axes[0].loglog(eps, r["E"], "-o", ms=3, color=color(cfg["cell"]), lw=1, label=label)
+        axes[1].loglog(eps, r["C2"], "-o", ms=3, color=color(cfg["cell"]), lw=1, label=label)
         data.setdefault(cfg["cell"], []).append({"seed": cfg["seed"], "eps": eps, "E": r["E"], "C2": r["C2"],
                                                  "slope": r["slope"], "remainder": r["remainder"]})
     e0 = np.asarray(runs[0][1]["eps"], float)
@@ -226,6 +230,7 @@ def fig_b7(R):
     axes[0].set(xlabel="ε", ylabel=r"$E(\varepsilon)$", title="B7 Fréchet truncation error")
     axes[1].set(xlabel="ε", ylabel=r"$C_2(\varepsilon)=E/\varepsilon^2$")
     axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
     return fig, data
 
 

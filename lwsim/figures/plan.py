@@ -8,6 +8,7 @@ FIG_NEEDS = {
     **{f"A{i}": ("a_main",) for i in range(1, 10)},
     "A10": ("a_main", "a_compare"), "A11": ("a_fidelity",), "A12": ("a_theory",),
     "A14": ("a_main",), "A13": ("a_conventions",),
+    "A15": ("a_behaviour",),
     "B1": ("b_s1",), "B2": ("b_s1",), "B3": ("b_s1",),
     "B4": ("b_s2",), "B5": ("b_s2",), "B6": ("b_s2",),
     "B7": ("b_expansion",), "B8": ("b_expansion",),
@@ -38,6 +39,9 @@ def group_runs(group, preset, backend):
     if group == "a_conventions":                      # A13 (docs/fidelity.md)
         from .experiments_fidelity import conventions_runs
         return conventions_runs(preset, backend)
+    if group == "a_behaviour":                        # A15 (docs/experiments.md §5.6)
+        from .experiments_behaviour import behaviour_runs
+        return behaviour_runs(preset, backend)
     if group == "a_theory":
         c = P["a_theory"]
         base = {k: v for k, v in c.items() if k != "seeds"}

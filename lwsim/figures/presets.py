@@ -157,4 +157,34 @@ MEDIUM = {
     "a_theory": dict(QUICK["a_theory"], n_lags=60, n_samples=50000, seeds=[0, 1, 2]),
 }
 
+# A15 (experiments_behaviour.py, docs/experiments.md §5.6): multilag with a dependency at every lag
+# 1 … L (coefficients falling linearly from c0 to c0/4, σ_y 1), one run per cell × seed × budget N,
+# the same number of training steps for every N. ε = 2: at ε = 20 (a_main's quick) N̂(ℓ) exceeded
+# the largest budget at every lag in a pilot, so Ĥ_N would be 0 throughout.
+def _behaviour_task(L, c0=0.05):
+    return dict(task_lags=list(range(1, L + 1)), task_coefs=[round(c0 * (1 - 0.75 * (l - 1) / (L - 1)), 6)
+                                                             for l in range(1, L + 1)])
+
+
+A_BEHAVIOUR_QUICK = dict(train_dtype="float32", T=128, D=4, H=16, s0=0.05, optimizer="adamw", lr=3e-3,
+                         weight_decay=1e-4, clip=1.0, batch=16, steps=240, val_every=20, n_val=64, n_diag=512,
+                         sigma_y=1.0, **_behaviour_task(96), lags=list(range(4, 113, 4)), beh_max_lag=112,
+                         budgets=[16, 40, 100, 250, 640, 1600], n_grid=[16, 40, 100, 250, 640, 1600],
+                         eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002])
+QUICK["a_behaviour"] = A_BEHAVIOUR_QUICK
+SMOKE["a_behaviour"] = dict(A_BEHAVIOUR_QUICK, T=24, D=3, H=6, batch=8, steps=6, val_every=2, n_val=16, n_diag=32,
+                            **_behaviour_task(12), lags=[2, 4, 6, 8, 10, 12, 14, 16], beh_max_lag=16,
+                            budgets=[8, 16, 32], n_grid=[8, 16, 32], seeds=[212])
+_MEDIUM_BUDGETS = [16 * 2 ** i for i in range(9)]                        # 16 … 4096
+MEDIUM["a_behaviour"] = dict(A_BEHAVIOUR_QUICK, T=192, H=32, steps=400, **_behaviour_task(144),
+                             lags=list(range(4, 169, 4)), beh_max_lag=168, budgets=_MEDIUM_BUDGETS,
+                             n_grid=_MEDIUM_BUDGETS)
+# paper sizes: [A]'s final T, D, H, lag grid and options; budgets 100 … 25600
+_PAPER_BUDGETS = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
+PAPER["a_behaviour"] = dict(A_BEHAVIOUR_QUICK, T=1536, D=16, H=256, lr=2e-4, batch=384, steps=3000, val_every=100,
+                            n_val=1000, n_diag=12000, **_behaviour_task(768, c0=0.02), lags=PAPER["a_main"]["lags"],
+                            beh_max_lag=800, budgets=_PAPER_BUDGETS, n_grid=_PAPER_BUDGETS, K=50,
+                            seeds=[2, 12, 31, 41, 51], **A_OPTIONS_FINAL)
+PAPER_V1["a_behaviour"] = PAPER["a_behaviour"]
+
 PRESETS = {"smoke": SMOKE, "quick": QUICK, "medium": MEDIUM, "paper": PAPER, "paper-v1": PAPER_V1}

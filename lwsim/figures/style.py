@@ -5,6 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")                     # headless: figures are files
 import matplotlib.pyplot as plt           # noqa: E402
+import matplotlib.ticker                  # noqa: E402
 import numpy as np                        # noqa: E402
 
 CELL_COLORS = {"rnn": "#7f7f7f", "constgate": "#1f77b4", "sharedgate": "#ff7f0e",
@@ -39,3 +40,110 @@ def subplots(n, ncols=3, size=(4.2, 3.3)):
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return fig, axes.ravel()[:n]
+
+
+def layout_problems(fig, tol=0.5):
+    """Defects a reader sees in ``fig`` at the size it is written (docs/experiments.md §5.4), as
+    a list of sentences (empty when none): a legend that lists a label twice, a colour drawn in an
+    axes whose figure names no line of that colour in any legend while naming others, tick labels
+    of one axis that overlap, text that reaches outside the figure. Draws the figure once to
+    measure its text (call after ``tight_layout``); ``tol`` is in pixels."""
+    from matplotlib.colors import to_hex
+    from matplotlib.figure import Figure
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    problems = []
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    named = set()
+    for ax in axes:
+        leg = ax.get_legend()
+        if leg is None:
+            continue
+        labels = [t.get_text() for t in leg.get_texts()]
+        dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+        if dup:
+            problems.append(f"{ax.get_title()!r}: legend lists {dup} more than once")
+        for h in leg.legend_handles:
+            getc = getattr(h, "get_color", None) or getattr(h, "get_facecolor", None)
+            try:
+                named.add(to_hex(getc(), keep_alpha=False))
+            except (TypeError, ValueError):
+                pass
+    for ax in axes:
+        # every coloured line of an axes is named in some legend, when the figure has one
+        drawn = {to_hex(line.get_color(), keep_alpha=False) for line in ax.get_lines()
+                 if line.get_visible()}
+        drawn -= {"#000000", "#808080"}                     # reference lines in black and grey
+        if named and len(drawn) > 1 and drawn - named:
+            problems.append(f"{ax.get_title()!r}: colours {sorted(drawn - named)} are in no legend")
+        for axis in (ax.xaxis, ax.yaxis):
+            # major and minor labels together: on log axes the minor ones collide with the major
+            exts = [t.get_window_extent(renderer) for t in _tick_labels(axis)]
+            if any(a.x1 - tol > b.x0 and b.x1 - tol > a.x0 and a.y1 - tol > b.y0 and b.y1 - tol > a.y0
+                   for i, a in enumerate(exts) for b in exts[i + 1:]):
+                problems.append(f"{ax.get_title()!r}: {axis.axis_name} tick labels overlap")
+    texts = [t for ax in axes for t in (ax.title, ax.xaxis.label, ax.yaxis.label,
+                                        *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis))]
+    texts += list(fig.texts) + ([fig._suptitle] if getattr(fig, "_suptitle", None) else [])
+    for t in texts:
+        if not (t.get_visible() and t.get_text()):
+            continue
+        e = t.get_window_extent(renderer)
+        if e.x0 < box.x0 - tol or e.y0 < box.y0 - tol or e.x1 > box.x1 + tol or e.y1 > box.y1 + tol:
+            problems.append(f"text {t.get_text()!r} reaches outside the figure")
+    return problems
+
+
+def _tick_labels(axis):
+    """The tick labels an axis shows (major and minor, non-empty, inside the view limits)."""
+    lo, hi = sorted(axis.get_view_interval())
+    ticks = [t for t in axis.get_major_ticks() + axis.get_minor_ticks()
+             if lo <= t.get_loc() <= hi and t.label1.get_visible() and t.label1.get_text()]
+    return [t.label1 for t in ticks]
+
+
+class _HideSome(matplotlib.ticker.Formatter):
+    """A tick formatter that leaves the labels at ``hidden`` locations empty, others to ``base``."""
+
+    def __init__(self, base, hidden):
+        self.base, self.hidden = base, set(hidden)
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.base.set_axis(axis)
+
+    def set_locs(self, locs):
+        self.base.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        return "" if any(np.isclose(x, h, rtol=1e-9, atol=0) for h in self.hidden) else self.base(x, pos)
+
+
+def declutter_ticks(fig, tol=0.5):
+    """Empty the minor tick labels that would overlap another label of their axis (matplotlib
+    labels the minor ticks of a log axis spanning under a decade, e.g. 2×10⁰ 3×10⁰ 4×10⁰ side by
+    side, docs/experiments.md §5.4). Major labels are left alone: their overlap is a defect
+    ``layout_problems`` reports. Call after ``tight_layout``, before saving."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            shown = lambda ts: [t for t in ts if lo <= t.get_loc() <= hi and t.label1.get_visible()  # noqa: E731
+                                and t.label1.get_text()]
+            kept = [t.label1.get_window_extent(renderer) for t in shown(axis.get_major_ticks())]
+            hidden = []
+            for t in shown(axis.get_minor_ticks()):
+                e = t.label1.get_window_extent(renderer)
+                if any(e.x1 - tol > k.x0 and k.x1 - tol > e.x0 and e.y1 - tol > k.y0 and k.y1 - tol > e.y0
+                       for k in kept):
+                    hidden.append(t.get_loc())
+                else:
+                    kept.append(e)
+            if hidden:
+                axis.set_minor_formatter(_HideSome(axis.get_minor_formatter(), hidden))

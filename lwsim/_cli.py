@@ -1,0 +1,55 @@
+"""Checks the command lines run before any work (docs/troubleshooting.md).
+
+Each returns None when the argument is usable, else the one-line message the CLI prints before it
+exits with status 2: a user's mistake is reported up front, never as a traceback after the runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+GPU_INSTALL = "pip install 'lwsim[gpu]'"
+
+
+def folder_problem(path, flag) -> str | None:
+    """Why ``path`` cannot be the output folder given by ``flag`` (None: it can).
+
+    It may exist (a folder we can write into) or not (its nearest existing parent is a folder we
+    can write into, so it can be created)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        return f"{flag} {path}: is an existing file, not a folder; give a folder path"
+    probe = p
+    while not probe.exists():                      # the nearest existing ancestor gets the mkdir
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        return f"{flag} {path}: cannot create it, {probe} is a file"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        where = "" if probe == p else f" ({probe} is read-only for you)"
+        return f"{flag} {path}: folder is not writable{where}; give a folder you can write to"
+    return None
+
+
+def backend_problem(backend, flag="--backend") -> str | None:
+    """Why ``backend`` cannot run on this machine (None: it can): cupy needs CuPy and a CUDA GPU."""
+    if backend != "cupy":
+        return None
+    from .backends.cupy import available
+    if available():
+        return None
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return f"{flag} cupy needs CuPy, which is not installed: {GPU_INSTALL} (CuPy for CUDA 12), " \
+               f"or use {flag} numba"
+    return f"{flag} cupy: CuPy sees no CUDA GPU on this machine; use {flag} numba"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage dump; exit status 2 as argparse's)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")

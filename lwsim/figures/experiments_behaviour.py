@@ -1,0 +1,104 @@
+"""A15: does the diagnostic window Ĥ_N predict what a network learns? (docs/experiments.md §5.6)
+
+One run per cell × seed × training budget N: train on a fresh training set of N multilag
+sequences (seeded by (seed, N)); the validation and held-out sequences, the initial parameters,
+the optimizer, its schedule and the number of steps are the same for every N, so only the data
+changes and the cost does not grow with N. Then, on the same trained model:
+
+- the learned lag response ĉ(ℓ) on the held-out sequences and the learned window H^beh_N with its
+  smooth version (lwsim.diagnostics.behaviour, docs/diagnostics.md §2.11);
+- the diagnostic window Ĥ_N under every null that ``experiments.a_windows`` returns (its tables'
+  N̂(ℓ) read at this run's N), on the same held-out sequences, with the trained optimizer's rates;
+- at the largest N only, the envelope f(ℓ) and its decay-law fit (the law finding 9 sets beside
+  the growth law of H^beh_N).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lwsim import diagnostics as dg
+from lwsim import stats
+from lwsim.diagnostics.behaviour import behavioural_window, lag_coefficients
+from lwsim.tasks import Dataset
+from lwsim.tasks import make as make_task
+from lwsim.train import train
+
+from .experiments import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows
+from .presets import A_CELLS
+from .runner import Run, experiment
+from .timing import part
+
+TRAIN_STREAM = 0xBE4A          # the training sequences' own stream: SeedSequence([seed, N, this])
+
+
+def behaviour_task(c):
+    """The A15 task: multilag with the preset's ``task_lags``/``task_coefs`` and σ_y."""
+    return make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
+                     coefs=c["task_coefs"], sigma_y=c["sigma_y"])
+
+
+def behaviour_dataset(c, N):
+    """Training set of N sequences drawn from the stream (seed, N); validation and held-out
+    sequences from the seed alone, the same for every N (docs/experiments.md §5.6)."""
+    task = behaviour_task(c)
+    x, y = task.batch(int(N), np.random.SeedSequence([int(c["seed"]), int(N), TRAIN_STREAM]))
+    fixed = task.dataset(0, c["n_val"], c["n_diag"], seed=c["seed"])
+    return Dataset(x_train=x, y_train=y, x_val=fixed.x_val, y_val=fixed.y_val, x_diag=fixed.x_diag,
+                   y_diag=fixed.y_diag, readout=task.readout, task=task, seed=int(c["seed"]))
+
+
+def behaviour_train_kwargs(c):
+    """The training settings, identical for every N: optimizer, its hyper-parameters, a fixed
+    number of steps over the training set (steps= cycles shuffled epochs of it), batch, clip,
+    seed, validation every ``val_every`` steps, early stopping (best validation checkpoint)."""
+    return dict(optimizer=c["optimizer"], optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
+                steps=c["steps"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"], seed=c["seed"],
+                val_every=c["val_every"], best_checkpoint=True, progress=False)
+
+
+def behaviour_runs(preset, backend):
+    """The A15 runs of a preset: one per cell × seed × N of ``a_behaviour``'s ``budgets``."""
+    from .presets import PRESETS
+    c = PRESETS[preset]["a_behaviour"]
+    base = {k: v for k, v in c.items() if k != "seeds"}
+    return [Run.make("a_behaviour", **base, cell=cell, seed=s, N=int(N), backend=backend)
+            for cell in A_CELLS for s in c["seeds"] for N in c["budgets"]]
+
+
+@experiment("a_behaviour")
+def a_behaviour(c):
+    """Train on N sequences, then ĉ(ℓ), H^beh_N and Ĥ_N under each null on the same model (A15)."""
+    N = int(c["N"])
+    with part("training"):
+        ds = behaviour_dataset(c, N)
+        cell = _a_cell(c["cell"], c)
+        res = train(cell, _a_params(cell, c), ds, **behaviour_train_kwargs(c))
+        cell, res = _float64(cell, res)
+    p, opt = res.params, res.optimizer
+    task = ds.task
+    with part("diagnostics"):
+        y_hat = cell.forward(p, ds.x_diag, backend=c["backend"]).y
+        beh_lags = np.arange(1, int(c["beh_max_lag"]) + 1)
+        co = lag_coefficients(y_hat, ds.x_diag, task.u, beh_lags)
+        win = behavioural_window(co, c["task_lags"], c["task_coefs"], frac=c["frac"], z_band=c["z_band"])
+    with part("matched"):
+        tables = a_windows(cell, p, opt, ds.x_diag, ds.y_diag, c)
+    out = {"N": N, "beh_lags": beh_lags, "c_hat": co.c_hat, "c_se": co.se,
+           "task_lags": np.asarray(c["task_lags"]), "task_coefs": np.asarray(c["task_coefs"], float),
+           "ratio": win.ratio, "recovered": win.recovered, "h_beh": win.h, "h_beh_smooth": win.h_smooth,
+           "nulls": list(tables), "lags": np.asarray(c["lags"]), "n_grid": np.asarray(c["n_grid"], float),
+           "best_step": int(res.curves["val_step"][int(np.argmin(res.curves["val_mse"]))]),
+           "final_val_r2": float(np.asarray(res.curves["val_r2"])[int(np.argmin(res.curves["val_mse"]))])}
+    for null, t in tables.items():
+        out[f"h_diag_{null}"] = float(stats.learnability_window(t.lags, t.n_hat, N))
+        out[f"n_hat_{null}"] = np.asarray(t.n_hat, float)
+    if N == max(c["budgets"]):             # the cell's envelope and its decay law, once per cell × seed
+        with part("envelope"):
+            env = dg.envelope(cell, p, ds.x_diag, opt, np.asarray(c["lags"]), backend=c["backend"], progress=False)
+        with part("fits"):
+            try:
+                out["decay"] = _decay_dict(stats.fit_decay(np.asarray(c["lags"], float), env.f))
+            except ValueError as exc:
+                out["decay"] = {"error": str(exc)}
+        out["f"] = env.f
+    return out

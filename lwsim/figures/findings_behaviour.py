@@ -1,0 +1,159 @@
+"""Finding 9: the diagnostic window Ĥ_N tracks the learned window H^beh_N (A15, docs/experiments.md §5.6).
+
+Rules (stated in FINDINGS.md beside the numbers):
+
+- tracking, per null: Spearman ρ between Ĥ_N and H^beh_N over every cell × N × seed ("pooled"),
+  and the same ρ within each seed (over cells × N). Reproduced when the best null's pooled
+  ρ ≥ ``RHO_YES`` and its ρ ≥ ``RHO_YES`` in every seed; not reproduced when every null's pooled
+  ρ < ``RHO_NO`` (undefined ones aside); inconclusive otherwise (also when no ρ is defined).
+- which null tracks better: the one with the larger pooled ρ, when it leads by ≥ ``RHO_LEAD`` and
+  its per-seed ρ is larger in every seed; otherwise no null is clearly better.
+- growth law of H^beh_N per cell (seed means over N): "flat" when max − min ≤ 10% of
+  max(1, max H^beh); else H = a + b log N and H = A N^β are fitted by least squares (the power law
+  on log H, log N over H > 0) and compared by their residual sum of squares in lags over every
+  point: the smaller wins, "indistinguishable" when the larger is < ``RSS_RATIO`` × the smaller.
+  Beside it, the law of the cell's envelope (BIC, A2's rule) and the growth law [A] derives from
+  it (docs/theory.md §4.4): exponential/tempered → log N, power → a power of N.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+RHO_YES, RHO_NO, RHO_LEAD, RSS_RATIO = 0.5, 0.2, 0.1, 1.25
+THEORY_GROWTH = {"exponential": "log", "tempered": "log", "power": "power"}
+TITLE = "The diagnostic window Ĥ_N tracks the learned window H^beh_N (A15)"
+
+
+def spearman(x, y):
+    """Spearman ρ (ties get average ranks) or None with < 3 pairs or a constant variable."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    from scipy.stats import rankdata
+    rx, ry = rankdata(x), rankdata(y)
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def growth_law(N, H):
+    """The growth law of H against N (the rule in the module docstring) → dict."""
+    N, H = np.asarray(N, float), np.asarray(H, float)
+    out = {"law": "flat", "log_slope": None, "power_beta": None, "rss_log": None, "rss_power": None,
+           "rise": float(H.max() - H.min())}
+    if out["rise"] <= 0.1 * max(1.0, float(H.max())):
+        return out
+    lx = np.log(N)
+    b, a = np.polyfit(lx, H, 1)
+    out["log_slope"], out["rss_log"] = float(b), float(np.sum((H - (a + b * lx)) ** 2))
+    pos = H > 0
+    if pos.sum() >= 2 and np.ptp(lx[pos]) > 0:
+        beta, la = np.polyfit(lx[pos], np.log(H[pos]), 1)
+        out["power_beta"], out["rss_power"] = float(beta), float(np.sum((H - np.exp(la) * N ** beta) ** 2))
+    if out["rss_power"] is None:
+        out["law"] = "log"
+        return out
+    lo, hi = sorted((out["rss_log"], out["rss_power"]))
+    if hi < RSS_RATIO * lo:
+        out["law"] = "indistinguishable"
+    else:
+        out["law"] = "log" if out["rss_log"] < out["rss_power"] else "power"
+    return out
+
+
+def _points(a15):
+    return a15["scatter"]
+
+
+def tracking(a15, key="h_beh"):
+    """{null: {"pooled": ρ, "per_seed": {seed: ρ}, "within_N": mean over N of ρ}} of Ĥ_N vs ``key``."""
+    pts = _points(a15)
+    out = {}
+    for null in a15["nulls"]:
+        x = [p[key] for p in pts]
+        y = [p["h_diag"][null] for p in pts]
+        seeds = sorted({p["seed"] for p in pts})
+        per_seed = {str(s): spearman([p[key] for p in pts if p["seed"] == s],
+                                     [p["h_diag"][null] for p in pts if p["seed"] == s]) for s in seeds}
+        within = [spearman([p[key] for p in pts if p["N"] == n], [p["h_diag"][null] for p in pts if p["N"] == n])
+                  for n in sorted({p["N"] for p in pts})]
+        within = [w for w in within if w is not None]
+        out[null] = {"pooled": spearman(x, y), "per_seed": per_seed,
+                     "within_N": float(np.mean(within)) if within else None, "n": len(pts)}
+    return out
+
+
+def verdict(track):
+    """(verdict, best null or None, which-null sentence) from :func:`tracking`'s output."""
+    pooled = {n: t["pooled"] for n, t in track.items() if t["pooled"] is not None}
+    if not pooled:
+        return "inconclusive", None, "ρ undefined for every null (a window constant over the points)"
+    best = max(pooled, key=pooled.get)
+    seeds_best = list(track[best]["per_seed"].values())
+    if pooled[best] >= RHO_YES and seeds_best and all(r is not None and r >= RHO_YES for r in seeds_best):
+        v = "reproduced"
+    elif all(r < RHO_NO for r in pooled.values()):
+        v = "not reproduced"
+    else:
+        v = "inconclusive"
+    others = [n for n in pooled if n != best]
+    clear = [n for n in others if pooled[best] - pooled[n] >= RHO_LEAD and all(
+        rb is not None and (ro is None or rb > ro)
+        for rb, ro in zip(track[best]["per_seed"].values(), track[n]["per_seed"].values()))]
+    if not others:
+        which = f"only one null ({best})"
+    elif len(clear) == len(others):
+        which = f"{best} tracks behaviour better (pooled ρ ahead by ≥ {RHO_LEAD} and ahead in every seed)"
+    else:
+        which = f"no null clearly better (largest pooled ρ: {best})"
+    return v, best, which
+
+
+def _f(v, fmt=".2f"):
+    return "n/a" if v is None else f"{v:{fmt}}"
+
+
+def f9(rendered):
+    """(9, verdict, rows, rule) from the rendered A15 data, or None when A15 was not rendered."""
+    a15 = rendered.get("A15")
+    if not a15:
+        return None
+    from .findings import spread_text
+    track, track_s = tracking(a15, "h_beh"), tracking(a15, "h_beh_smooth")
+    v, best, which = verdict(track)
+    rows = []
+    for null, t in track.items():
+        rows.append(f"null {null}: Spearman ρ(Ĥ_N, H^beh_N) pooled over {t['n']} cell × N × seed points "
+                    f"{_f(t['pooled'])} (per seed {spread_text(list(t['per_seed'].values()), '.2f')}; "
+                    f"mean within-N ρ across cells × seeds {_f(t['within_N'])}); against the smooth H^beh_½ "
+                    f"{_f(track_s[null]['pooled'])}")
+    rows.append(f"which null: {which}")
+    for cell, d in a15["cells"].items():
+        g, env = d["growth"], d.get("envelope", {})
+        law = env.get("selected_bic")
+        pred = THEORY_GROWTH.get(law)
+        rows.append(f"{cell}: H^beh_N from {_f(d['h_beh_mean'][0], '.1f')} (N = {d['N'][0]:g}) to "
+                    f"{_f(d['h_beh_mean'][-1], '.1f')} (N = {d['N'][-1]:g}), at the largest N "
+                    f"{spread_text(d['h_beh_seeds_last'], '.1f')}; growth law {g['law']} (RSS log {_f(g['rss_log'], '.3g')}, "
+                    f"power {_f(g['rss_power'], '.3g')}, β {_f(g['power_beta'])}); envelope law {law or 'n/a'} by BIC "
+                    f"(per seed {', '.join(str(s) for s in env.get('per_seed_selected_bic', [])) or 'n/a'}) → [A] "
+                    f"predicts {pred or 'n/a'} growth" + ("" if pred is None or g["law"] in ("flat", "indistinguishable")
+                                                         else " (agrees)" if pred == g["law"] else " (disagrees)")
+                    + "; Ĥ_N at the largest N " + ", ".join(
+                        f"{n} {spread_text(d['h_diag'][n]['seeds_last'], '.1f')}" for n in a15["nulls"]))
+    rule = (f"rule: Spearman ρ(Ĥ_N, H^beh_N) over cells × N × seeds; reproduced when the best null's pooled ρ ≥ "
+            f"{RHO_YES} and ≥ {RHO_YES} in every seed, not reproduced when every null's pooled ρ < {RHO_NO}; "
+            f"a null tracks better when its pooled ρ leads by ≥ {RHO_LEAD} and leads in every seed; growth law: "
+            f"flat if the seed-mean H^beh rises ≤ 10% of its maximum, else the smaller RSS of a + b log N and "
+            f"A N^β ('indistinguishable' within a factor {RSS_RATIO})")
+    return (9, v, rows, rule)
+
+
+def finding9_lines(rendered):
+    """FINDINGS.md section of finding 9 (appended after the other findings)."""
+    head = [f"## 9. {TITLE}", ""]
+    item = f9(rendered)
+    if item is None:
+        return head + ["Not run in this call (A15 was not requested).", ""]
+    _, v, rows, rule = item
+    return head + [f"**{v}** — {rule}.", ""] + [f"- {r}" for r in rows] + [""]

@@ -1,0 +1,103 @@
+"""Every figure read at the size it is written (docs/experiments.md §5.4): legend entries unique,
+every colour named, no tick label on another, no text outside the figure. Renders each registered
+figure (new ones included) from one smoke run of the numpy backend."""
+import pytest
+
+from lwsim.figures.figures import FIGURES
+from lwsim.figures.plan import plan
+from lwsim.figures.runner import run_grid
+from lwsim.figures.style import declutter_ticks, layout_problems, plt
+
+DPI = 110                                  # figures.render writes PNGs at this resolution
+
+
+@pytest.fixture(scope="module")
+def smoke_results(tmp_path_factory):
+    groups = plan(list(FIGURES), "smoke", "numpy")
+    done = run_grid([r for runs in groups.values() for r in runs],
+                    cache_dir=tmp_path_factory.mktemp("runs"), jobs=2, progress=False)
+    return {g: [(r.config, done[r]) for r in runs] for g, runs in groups.items()}
+
+
+def shown(fig_id, results):
+    fig, _ = FIGURES[fig_id](results)
+    fig.set_dpi(DPI)
+    fig.tight_layout()
+    declutter_ticks(fig)
+    return fig
+
+
+@pytest.mark.parametrize("fig_id", list(FIGURES))
+def test_figure_reads_cleanly(fig_id, smoke_results):
+    fig = shown(fig_id, smoke_results)
+    try:
+        assert layout_problems(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def two_seeds(results, group):
+    """The smoke results with each run of ``group`` twice (seed and seed + 1), as at quick."""
+    runs = results[group]
+    return {**results, group: runs + [(dict(cfg, seed=cfg["seed"] + 1), r) for cfg, r in runs]}
+
+
+def test_a12_one_legend_entry_per_alpha(smoke_results):
+    fig = shown("A12", two_seeds(smoke_results, "a_theory"))
+    assert layout_problems(fig) == []
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert labels == [f"α={a}: measured (dots), theory (line)" for a in (1.3, 1.6, 2.0)]
+
+
+def test_b7_names_both_cells(smoke_results):
+    fig = shown("B7", two_seeds(smoke_results, "b_expansion"))
+    assert layout_problems(fig) == []
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert sorted(labels) == ["diaggate (one line per seed)", "sharedgate (one line per seed)", "slope 2"]
+
+
+def _fig_with(draw, size=(3, 2)):
+    fig, ax = plt.subplots(figsize=size, dpi=DPI)
+    draw(ax)
+    fig.tight_layout()
+    return fig
+
+
+@pytest.mark.parametrize("draw, expected", [
+    (lambda ax: (ax.plot([0, 1], label="a"), ax.plot([1, 0], label="a"), ax.legend()),
+     "legend lists ['a'] more than once"),
+    (lambda ax: (ax.plot([0, 1], color="C0", label="a"), ax.plot([1, 0], color="C1"), ax.legend()),
+     "colours ['#ff7f0e'] are in no legend"),
+    (lambda ax: ax.set_xticks([0, 0.01], ["a long tick label", "another long one"]), "x tick labels overlap"),
+    (lambda ax: ax.figure.text(1.05, 0.5, "outside"), "reaches outside the figure"),
+])
+def test_layout_problems_sees_each_defect(draw, expected):
+    fig = _fig_with(draw)
+    problems = layout_problems(fig)
+    plt.close(fig)
+    assert any(expected in p for p in problems), problems
+
+
+def test_layout_problems_clean_and_inputs():
+    fig = _fig_with(lambda ax: (ax.plot([0, 1], color="C0", label="a"), ax.legend()))
+    assert layout_problems(fig) == []
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fig"):
+        layout_problems("not a figure")
+
+
+def test_declutter_empties_only_colliding_minor_labels():
+    # a log axis spanning under a decade: matplotlib labels minor ticks 2×10⁰ … 6×10⁰ side by side
+    fig = _fig_with(lambda ax: (ax.plot([1, 8], [1, 2]), ax.set_xscale("log")), size=(2.2, 2))
+    assert any("x tick labels overlap" in p for p in layout_problems(fig))
+    declutter_ticks(fig)
+    assert layout_problems(fig) == []
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    majors = [t.label1.get_text() for t in ax.xaxis.get_major_ticks() if 1 <= t.get_loc() <= 8]
+    minors = [t.label1.get_text() for t in ax.xaxis.get_minor_ticks() if 1 <= t.get_loc() <= 8]
+    plt.close(fig)
+    assert majors == ["$\\mathdefault{10^{0}}$"]      # the major label stays
+    assert "" in minors and any(minors)          # some minor labels emptied, not all

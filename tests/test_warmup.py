@@ -1,0 +1,79 @@
+"""Compile once and say so; progress to the end (docs/experiments.md §5.3): the warm-up's runs,
+its message, bar and marker, and the drawing bar."""
+import json
+
+import pytest
+
+from lwsim.figures import figures as figures_mod
+from lwsim.figures import warmup
+from lwsim.figures.plan import plan
+from lwsim.figures.presets import PRESETS
+
+
+@pytest.fixture
+def quick_warm():
+    return warmup.warm_runs(plan(["A1", "A10", "A11", "B4", "B7"], "quick", "numba"))
+
+
+def test_warm_runs_are_small_and_keep_the_options(quick_warm):
+    by_exp = {}
+    for r in quick_warm:
+        by_exp.setdefault(r.experiment, []).append(r.config)
+    # one per cell: a_main and a_compare (adamw, sgd, rmsprop) share it; b_s2 one per model
+    assert {k: len(v) for k, v in by_exp.items()} == {"a_main": 5, "a_fidelity": 5, "b_s2": 3, "b_expansion": 2}
+    a = by_exp["a_main"][0]
+    assert (a["T"], a["H"], a["n_diag"], a["epochs"]) == (24, 6, 32, 1)       # the smoke preset's sizes
+    assert a["floor_ablations"] == PRESETS["quick"]["a_main"]["floor_ablations"]  # options stay quick's
+    assert a["train_dtype"] == "float32" and a["backend"] == "numba"
+    assert {c["task"] for c in by_exp["b_s2"]} == {"adding"}                   # a smoke task, T = 16 fits
+    assert sorted(c["cell"] for c in by_exp["a_main"]) == ["constgate", "diaggate", "gru", "lstm", "sharedgate"]
+
+
+def test_warm_runs_rejects_bad_input():
+    with pytest.raises(TypeError, match="groups"):
+        warmup.warm_runs([1, 2])
+
+
+def test_warm_up_says_it_once_then_skips(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(warmup, "_warm_batch", lambda items, threads: calls.append(len(items)) or [])
+    groups = plan(["A11"], "quick", "numba")                                   # 5 cells × 3 optimizers
+    said = []
+    first = warmup.warm_up(groups, jobs=1, progress=True, say=lambda *a, **k: said.append(a[0]))
+    assert first["runs"] == 5 and not first["skipped"] and sum(calls) == 5
+    assert said[0].startswith("compiling numba kernels (first run only, about 8 s")  # 60 s × 5 / 40
+    assert "ready" in said[1]
+    assert "compiling numba kernels" in capsys.readouterr().err                # its own bar
+    marker = list(tmp_path.glob("lwsim-warm-*"))
+    assert len(marker) == 1 and json.loads(marker[0].read_text())["runs"] == 5
+    again = warmup.warm_up(groups, jobs=1, progress=True, say=lambda *a, **k: said.append(a[0]))
+    assert again["skipped"] and sum(calls) == 5 and len(said) == 2
+
+
+def test_warm_up_silent_without_progress_and_no_marker_after_failure(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(warmup, "_warm_batch", lambda items, threads: ["ValueError: x"])
+    out = warmup.warm_up(plan(["A11"], "quick", "numba"), jobs=1, progress=False, say=pytest.fail)
+    assert out["failed"] == ["ValueError: x"] * 5
+    assert capsys.readouterr().err == "" and not list(tmp_path.glob("lwsim-warm-*"))
+    with pytest.raises(ValueError, match="jobs"):
+        warmup.warm_up({}, jobs=0)
+    # numpy runs compile nothing: no warm-up
+    assert warmup.warm_up(plan(["A11"], "quick", "numpy"), progress=False)["runs"] == 0
+
+
+def test_drawing_bar_names_each_figure(tmp_path, monkeypatch, capsys):
+    from lwsim.figures.style import plt
+
+    def tiny(R):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1])
+        return fig, {"x": 1}
+    monkeypatch.setattr(figures_mod, "FIGURES", {"T1": tiny, "T2": tiny})
+    figures_mod.render_all(["T1", "T2"], {}, tmp_path, jobs=1, progress=True)
+    err = capsys.readouterr().err
+    assert "drawing figures" in err and "1/2" in err and "T2]" in err      # drawing T2, one done
+    figures_mod.render_all(["T1", "T2"], {}, tmp_path, jobs=1, progress=False)
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "T2.png").stat().st_size > 0
