@@ -178,3 +178,23 @@ def test_instantaneous_author_orientation_per_batch_of_128():
     # the batches disagree somewhere (else this would not test per-batch signs)
     flat = [np.unique(ori.signs[0][i].reshape(300, -1)[:, 0]) for i in range(2)]
     assert any(u.size == 2 for u in flat)
+
+
+def test_author_envelope_summed_over_neurons_final_launcher():
+    """conventions="author": the earlier code averages |μ| over neurons, the final launcher sums
+    (f × H); its per-sequence log mass is log Σ_q mean_t |μ| (checked by hand from the mean version's
+    per-neuron m, one sequence at a time)."""
+    cell = lwsim.make_cell("diaggate", n_in=2, n_hidden=4, n_out=1)
+    p = random_params(cell, 3)
+    x, _ = _data(cell, T=12, B=3, seed=4)
+    mean = dg.envelope(cell, p, x, 0.1, [1, 3, 6], conventions="author", engine="numpy")
+    summ = dg.envelope(cell, p, x, 0.1, [1, 3, 6], conventions="author", engine="numpy", neurons="sum")
+    np.testing.assert_allclose(summ.f, 4 * mean.f, rtol=1e-14)
+    np.testing.assert_allclose(summ.m, mean.m, rtol=1e-14)
+    per_seq = [dg.envelope(cell, p, x[:, b:b + 1], 0.1, [1, 3, 6], conventions="author", engine="numpy",
+                           neurons="sum") for b in range(3)]
+    np.testing.assert_allclose(summ.log_mass, np.mean([np.log(e.f + 1e-30) for e in per_seq], axis=0), rtol=1e-12)
+    lw = dg.envelope(cell, p, x, 0.1, [1, 3, 6])
+    assert lw.log_mass is None
+    with pytest.raises(ValueError, match="neurons"):
+        dg.envelope(cell, p, x, 0.1, [1], neurons="max")

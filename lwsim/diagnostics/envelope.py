@@ -111,9 +111,10 @@ def accumulate(d, r, readout, lam, lags, order, engine, acc_mu, acc_g0, cnt):
     _kernels.envelope_accumulate(btH(d), btH(r / d), e, btH(lam), lags, order, acc_mu, acc_g0, cnt)
 
 
-def accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0=True):
+def accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h0=True, neurons="mean"):
     """The author's windows t = ℓ … T (``h0``; else t = ℓ+1 … T), source k = t − ℓ with Λ row
-    k = Λ at h_k, adding also Σ_b log(mean_{t,q} |μ| + 1e−30) per lag to ``acc_log``.
+    k = Λ at h_k, adding also Σ_b log(mass_b + 1e−30) per lag to ``acc_log``, the per-sequence mass
+    mean_{t,q} |μ| (``neurons="mean"``, the earlier code) or Σ_q mean_t |μ| ("sum", the final launcher).
 
     See docs/diagnostics.md §2.5; docs/fidelity.md.
     """
@@ -129,7 +130,8 @@ def accumulate_author(fac, lam_src, lags, order, acc_mu, acc_g0, cnt, acc_log, h
         acc_mu[i] += mu.sum(axis=(0, 1))
         acc_g0[i] += np.abs(g0).sum(axis=(0, 1))
         cnt[i] += (T - t0 + 1) * d.shape[1]
-        acc_log[i] += np.log(mu.mean(axis=(0, 2)) + 1e-30).sum()
+        mass = mu.mean(axis=0).sum(axis=1) if neurons == "sum" else mu.mean(axis=(0, 2))
+        acc_log[i] += np.log(mass + 1e-30).sum()
 
 
 def _lambda_stats(s1, s2, n_k, lags, T):
@@ -142,15 +144,19 @@ def _lambda_stats(s1, s2, n_k, lags, T):
 
 
 def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=None,
-             backend="numpy", engine="numba", progress=True, conventions="lwsim"):
+             backend="numpy", engine="numba", progress=True, conventions="lwsim", neurons=None):
     """Envelope f(ℓ), f_gates(ℓ), R(ℓ), m_q(ℓ) and Λ statistics (§2.5) over the batch x (T, B, D).
 
     rates: η (SGD), ``opt.rates()`` dict or the optimizer; eta: the η of f_gates (default: the SGD
     number or the optimizer's lr; required with a bare dict). lags: int L or increasing lags.
     conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
+    neurons: how f reduces over the neurons, "sum" (f = ⟨Σ_q |μ_q|⟩) or "mean"; None: the
+    convention's own — "sum" for lwsim, "mean" for the author's earlier code ("author" with
+    neurons="sum" is the author's final launcher, docs/fidelity.md).
     """
     acc = EnvelopeAccumulator(cell, params, x, rates, lags, order=order, form=form, eta=eta, chunk=chunk,
-                              backend=backend, engine=engine, progress=progress, conventions=conventions)
+                              backend=backend, engine=engine, progress=progress, conventions=conventions,
+                              neurons=neurons)
     for s in progress_iter(acc.slices, len(acc.slices), f"envelope ({cell.name})", acc.progress):
         acc.add(gate_factors(cell, params, acc.x[:, s], backend, acc.conventions))
     return acc.result()
@@ -166,9 +172,12 @@ class EnvelopeAccumulator:
     """
 
     def __init__(self, cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=None,
-                 backend="numpy", engine="numba", progress=True, conventions="lwsim"):
+                 backend="numpy", engine="numba", progress=True, conventions="lwsim", neurons=None):
         need_gated(cell, "the envelope")
         self.conventions = check_conventions(conventions)
+        if neurons not in (None, "sum", "mean"):
+            raise ValueError(f"neurons must be None, 'sum' or 'mean', got {neurons!r}")
+        self.neurons = neurons or ("mean" if self.conventions == "author" else "sum")
         self.x = x = cell.check_x(x)
         self.order, self.engine = check_order(order), check_engine(engine)
         T, B, _ = x.shape
@@ -193,7 +202,7 @@ class EnvelopeAccumulator:
         lam_src = source_rates(self.lam, fac.trace.h, self.form, self.conventions)
         if self.author:
             accumulate_author(fac, lam_src, self.lags, self.order, self.acc_mu, self.acc_g0, self.cnt,
-                              self.acc_log, self.h0)
+                              self.acc_log, self.h0, self.neurons)
         else:
             d, r, e = _check_factors(fac.d, fac.r, fac.readout, 1)
             accumulate(d, r, e, lam_src, self.lags, self.order, self.engine, self.acc_mu, self.acc_g0, self.cnt)
@@ -209,7 +218,7 @@ class EnvelopeAccumulator:
             m = self.acc_mu / self.cnt[:, None]
             f = m.sum(axis=1)
             f_gates = self.eta * (self.acc_g0 / self.cnt[:, None]).sum(axis=1)
-            if author:                                   # the author averages over the neurons
+            if self.neurons == "mean":                   # the author's earlier code averages over the neurons
                 f, f_gates = f / H, f_gates / H
             ratio = f / f_gates
         # author: rows k = 0 … T − ℓ of the (T+1)-row table (with the h₀ window) or k = 1 … T − ℓ
