@@ -6,7 +6,7 @@ import pytest
 from lwsim.figures.figures import FIGURES
 from lwsim.figures.plan import plan
 from lwsim.figures.runner import run_grid
-from lwsim.figures.style import declutter_ticks, layout_problems, plt
+from lwsim.figures.style import _tick_labels, declutter_ticks, layout_problems, plt
 
 DPI = 110                                  # figures.render writes PNGs at this resolution
 
@@ -101,3 +101,31 @@ def test_declutter_empties_only_colliding_minor_labels():
     plt.close(fig)
     assert majors == ["$\\mathdefault{10^{0}}$"]      # the major label stays
     assert "" in minors and any(minors)          # some minor labels emptied, not all
+
+
+def test_analyze_window_reads_cleanly():
+    # the analyze report's window.png (lwsim.analyze.report, saved at dpi 80): N from 25 to 512,
+    # where matplotlib's minor labels 3×10¹ 4×10¹ … collided and the x label was cut off
+    import warnings
+
+    import numpy as np
+
+    import lwsim
+    from lwsim import analyze as an
+    cell = lwsim.make_cell("gru", 2, 4, convention="torch")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((20, 64, 2)), rng.standard_normal((20, 64, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # few sequences: unreliable fits, said
+        rep = an.analyze(cell, cell.init_params(seed=0, scheme="torch"), x, y, progress=False,
+                         backend="numpy", n_grid=[25, 35, 50, 70, 100, 140, 200, 280, 400, 512])
+    figs = rep.figures()
+    try:
+        window = figs["window"]
+        window.set_dpi(80)
+        assert layout_problems(window) == []
+        labels = [t.get_text() for t in _tick_labels(window.axes[0].xaxis)]
+        assert labels == ["50", "100", "200", "500"]     # plain numbers, 1–2–5 per decade
+    finally:
+        for f in figs.values():
+            plt.close(f)

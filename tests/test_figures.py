@@ -51,7 +51,7 @@ def test_smoke_end_to_end_and_cache(tmp_path):
         assert '"nan"' not in (out / f"{fig_id}.json").read_text(), fig_id
     text = (out / "FINDINGS.md").read_text()
     main = text.split("| # | finding | verdict |")[1].split("\n\n")[0]      # the headline table
-    assert main.count("| reproduced") + main.count("| not reproduced") + main.count("| inconclusive") == 8
+    assert main.count("| reproduced") + main.count("| not reproduced") + main.count("| inconclusive") == 9
     nulls = text.split("## Findings 1–5 under each null")[1].split("| # | finding | lag | full | author |")[1]
     rows = nulls.split("\n\n")[0].strip().splitlines()[1:]                  # findings 1–5 × three nulls
     assert len(rows) == 5 and all(r.count("|") == 6 for r in rows)

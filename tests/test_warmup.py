@@ -42,7 +42,7 @@ def test_warm_up_says_it_once_then_skips(tmp_path, monkeypatch, capsys):
     said = []
     first = warmup.warm_up(groups, jobs=1, progress=True, say=lambda *a, **k: said.append(a[0]))
     assert first["runs"] == 5 and not first["skipped"] and sum(calls) == 5
-    assert said[0].startswith("compiling numba kernels (first run only, about 8 s")  # 60 s × 5 / 40
+    assert said[0].startswith("compiling numba kernels (first run only, about 23 s")  # 145 s × 5 / 31
     assert "ready" in said[1]
     assert "compiling numba kernels" in capsys.readouterr().err                # its own bar
     marker = list(tmp_path.glob("lwsim-warm-*"))
@@ -77,3 +77,17 @@ def test_drawing_bar_names_each_figure(tmp_path, monkeypatch, capsys):
     figures_mod.render_all(["T1", "T2"], {}, tmp_path, jobs=1, progress=False)
     assert capsys.readouterr().err == ""
     assert (tmp_path / "T2.png").stat().st_size > 0
+
+
+def test_bench_first_run_reads_the_warm_up_line():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_first_run.py"
+    spec = importlib.util.spec_from_file_location("bench_first_run", path)
+    bfr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bfr)
+    assert bfr.compile_seconds("runs: 3\nnumba kernels ready in 57 s (31 warm-up runs)\n") == 57.0
+    assert bfr.compile_seconds("numba kernels ready in 12.5 s") == 12.5
+    assert bfr.compile_seconds("runs: 3 total, 3 computed") is None
+    with pytest.raises(TypeError, match="stdout"):
+        bfr.compile_seconds(None)

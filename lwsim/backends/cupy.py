@@ -3,7 +3,7 @@
 The reference (:mod:`lwsim.reference`) is written against an array module, so this backend moves
 the validated inputs to the device, runs it with ``xp = cupy`` and returns NumPy arrays of the
 requested dtype, like every backend. Fused whole-sequence CUDA kernels are not part of this
-module yet (they need a GPU to be tested; see the README's status table).
+module yet (they need a GPU to be tested; see docs/project.md's status table).
 """
 from __future__ import annotations
 

@@ -137,7 +137,7 @@ def _cost(args):
         print(f"lwsim.figures: calibration stored in {args.cache}/{cost.CALIBRATION_FILE} "
               f"(numba start-up {rec['startup_s']:.1f} s)")
     if args.dry_run:
-        cal = cost.load_calibration(args.cache)
+        cal = cost.load_calibration(args.cache) or cost.reference_calibration()   # never "n/a"
         rows = cost.dry_run_table(plan(args.only, args.preset, args.backend, args.train_dtype), args.cache, cal)
         print(cost.format_dry_run(rows, args.preset, cal))
     return 0

@@ -330,6 +330,22 @@ def calibrate(cache_dir="runs", backend="numba", progress=True):
     return record
 
 
+REFERENCE_FILE = Path(__file__).resolve().parent.parent / "data" / "reference_calibration.json"
+
+
+def reference_calibration():
+    """The calibration shipped with lwsim (``lwsim/data/reference_calibration.json``: the
+    reference machine's ``--calibrate``), marked ``"reference": True``: what ``--dry-run`` uses
+    until this machine is calibrated (docs/cluster.md). None if the file is missing or bad."""
+    try:
+        rec = json.loads(REFERENCE_FILE.read_text())
+        rec["coef"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    rec["reference"] = True
+    return rec
+
+
 def load_calibration(cache_dir="runs"):
     path = Path(cache_dir) / CALIBRATION_FILE
     if not path.exists():
@@ -383,10 +399,16 @@ def _fmt_h(h):
 
 
 def format_dry_run(rows, preset, calibration, threads_per_run=1):
-    lines = [f"dry run: preset {preset}" + (
-        f", calibration {calibration['date']} on {calibration['host']} ({calibration['backend']}, "
-        f"{calibration['cpus']} cpus; +{calibration['startup_s']:.0f} s numba start-up per worker)"
-        if calibration else " (no calibration: run `python -m lwsim.figures --calibrate` for core-hours)"),
+    if calibration and calibration.get("reference"):
+        source = (f", reference machine: {calibration.get('cpu', calibration['host'])}, "
+                  f"{calibration['cpus']} cpus, calibrated {calibration['date'][:10]}; "
+                  f"run --calibrate for yours")
+    elif calibration:
+        source = (f", calibration {calibration['date']} on {calibration['host']} ({calibration['backend']}, "
+                  f"{calibration['cpus']} cpus; +{calibration['startup_s']:.0f} s numba start-up per worker)")
+    else:
+        source = " (no calibration: run `python -m lwsim.figures --calibrate` for core-hours)"
+    lines = [f"dry run: preset {preset}" + source,
         "| experiment | runs | cached | core-hours (all) | core-hours (to run) | peak memory / run |",
         "|---|---|---|---|---|---|"]
     for r in rows:

@@ -110,6 +110,9 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
     from .findings_nulls import findings_by_variant      # findings 1–5 under each null and floor
     by_null = findings_by_variant(results, rendered, FIGURES)
-    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, by_null=by_null,
+    command = (f"python -m lwsim.figures --preset {preset} --out {out} --cache {cache}"
+               + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
+               + (f" --train-dtype {train_dtype}" if train_dtype else ""))
+    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, by_null=by_null, command=command,
                    results=results)
     return rendered

@@ -137,7 +137,7 @@ SMOKE = {
 }
 
 # medium: between quick and paper, sized for <= 60 min of the whole preset on 2 cores from an empty
-# cache (timing and extrapolation in figures/medium/FINDINGS.md and the README). Twice quick's T and
+# cache (timing and extrapolation in figures/medium/FINDINGS.md and docs/presets.md). Twice quick's T and
 # lag reach, 1024 diagnostic sequences (reliable tail fits, docs/statistics.md §3.2), a budget
 # grid to 204800 so fewer lags sit at its ends, longer trainings; [B] sizes halfway to paper.
 MEDIUM = {

@@ -5,7 +5,8 @@ to the workers, each worker process compiles the same kernels at the same time o
 and the progress bar sits at 0 for minutes with no word about it. Instead the parent runs one
 tiny version of each distinct planned run first, the "warm-up": the planned configuration with
 the smoke preset's sizes (so every cell, option and dtype the grid will use is compiled, with the
-same argument types), one worker per cell so that no two processes compile the same kernel. Its
+same argument types), one worker per kernel family (the leaky cells, GRU, LSTM, the rest) so
+that no two processes compile the same cell kernel. Its
 kernels land in numba's disk cache; the grid's workers then only load them.
 
 A marker file beside numba's cache records a finished warm-up for this code, this numba and these
@@ -25,11 +26,14 @@ from .presets import PRESETS
 from .runner import Run
 
 # Seconds the warm-up took from an empty numba cache on the reference machine (2-core AMD EPYC,
-# quick preset, all figures; benchmarks/bench_presets.py --cold): the "about N s" of the message,
-# scaled by the number of warm-up runs.
-REFERENCE_SECONDS = 60.0
-REFERENCE_RUNS = 40
+# fresh install, all figures, 31 warm-up runs, the machine shared at load 4.5–5;
+# benchmarks/bench_first_run.py): the "about N s" of the message, scaled by the number of runs.
+REFERENCE_SECONDS = 145.0
+REFERENCE_RUNS = 31
 KERNEL_FREE = ("optimizer", "task")
+# cells that share their numba kernels (lwsim/backends/numba/leaky.py serves all four)
+KERNEL_FAMILY = {"rnn": "leaky cells", "constgate": "leaky cells", "sharedgate": "leaky cells",
+                 "diaggate": "leaky cells"}
 
 
 def _sizes(config):
@@ -104,9 +108,10 @@ def marker_path(runs):
     return None
 
 
-def _warm_batch(items, threads):
-    """Worker: run each (experiment function, config_json) of one cell; returns the failures'
-    texts (the functions travel by reference, so a spawned worker imports their modules)."""
+def _warm_batch(items, threads, done=None):
+    """Worker: run each (experiment function, config_json) of one kernel family; returns the failures'
+    texts (the functions travel by reference, so a spawned worker imports their modules).
+    ``done``: a queue that gets one item per finished run (the parent's progress bar)."""
     from .runner import RunError, run_task
     failed = []
     for fn, config_json in items:
@@ -114,6 +119,8 @@ def _warm_batch(items, threads):
             run_task(fn, config_json, threads)
         except RunError as exc:
             failed.append(str(exc).strip().splitlines()[-1])
+        if done is not None:
+            done.put(1)
     return failed
 
 
@@ -137,8 +144,9 @@ def warm_up(groups, jobs=1, progress=True, say=print):
     from . import experiments  # noqa: F401  (registers the experiments)
     from .runner import EXPERIMENTS
     batches = {}
-    for r in runs:                       # one batch per cell: no two workers compile the same kernel
-        batches.setdefault(str(r.config.get("cell", r.experiment)), []).append((EXPERIMENTS[r.experiment], r.config_json))
+    for r in runs:                       # one batch per kernel family: no two workers compile the same kernel
+        cell = str(r.config.get("cell", r.experiment))
+        batches.setdefault(KERNEL_FAMILY.get(cell, cell), []).append((EXPERIMENTS[r.experiment], r.config_json))
     t0 = time.perf_counter()
     failed = []
     jobs = min(int(jobs), len(batches))
@@ -158,19 +166,24 @@ def warm_up(groups, jobs=1, progress=True, say=print):
             threads = max(1, (os.cpu_count() or 1) // jobs)
             saved = {k: os.environ.get(k) for k in thread_env(threads)}
             os.environ.update(thread_env(threads))
+            ctx = get_context("spawn")
             try:
-                with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-                    # largest batches first; each batch is one cell's runs, the bar counts runs
+                with ctx.Manager() as manager, ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                    # largest batches first; the workers report each finished run on a queue
+                    finished = manager.Queue()
                     order = sorted(batches.items(), key=lambda kv: -len(kv[1]))
-                    pending = {pool.submit(_warm_batch, items, threads): (name, len(items))
-                               for name, items in order}
+                    pending = {pool.submit(_warm_batch, items, threads, finished): name for name, items in order}
+                    running = [name for name, _ in order[:jobs]]
                     while pending:
-                        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                        done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                        while not finished.empty():
+                            finished.get()
+                            bar.update()
                         for fut in done:
-                            name, n = pending.pop(fut)
                             failed += fut.result()
-                            bar.set_postfix_str(name, refresh=False)
-                            bar.update(n)
+                            running.remove(pending.pop(fut))
+                            running += [n for n in pending.values() if n not in running][:1]
+                        bar.set_postfix_str(", ".join(running))
             finally:
                 for k, v in saved.items():
                     if v is None:

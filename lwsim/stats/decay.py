@@ -117,7 +117,7 @@ def _tempered(lags, y, k_grid, lc_grid):
     if box[0][0] < box[0][1] or box[1][0] < box[1][1]:
         # tolerances relative to the SSR, and at most 400 iterations: an absolute fatol below the
         # SSR's float resolution, or a valley along the box's edge, made the simplex run to 4000
-        # iterations for parameters equal to 6 digits (timings: README, cost-model accuracy)
+        # iterations for parameters equal to 6 digits (timings: docs/cluster.md, cost-model accuracy)
         res = minimize(objective, x0, method="Nelder-Mead", bounds=box,
                        options=dict(xatol=1e-8, fatol=1e-12 * max(float(ssr[i, j]), 1e-300), maxiter=400))
         better = np.isfinite(res.fun) and res.fun <= ssr[i, j] and np.isfinite(res.x).all()
@@ -331,9 +331,10 @@ def nested_exponential(lags, f, floor=0.0, trim=0.0, delta_bic=NESTED_DELTA_BIC)
     answer this: the tempered law wins whenever its two extra parameters buy a little fit.
 
     Rule: ``exponential_ok`` iff ΔBIC = BIC_exp − BIC_tempered ≤ ``delta_bic`` (default 10), or the
-    tempered fit's 95% intervals contain both β = 0 and k = 1. ``slower`` (decays more slowly than
-    any exponential at the window's far end) iff not ``exponential_ok`` and either k's interval lies
-    below 1 (a stretched exponential) or ℓ_c exceeds the largest lag (a power law over the window).
+    tempered fit's 95% intervals contain both β = 0 and k = 1 (intervals not used when (k, ℓ_c) sits
+    on the fit's grid box: ``at_edge``). ``slower`` (decays more slowly than any exponential at the
+    window's far end) iff not ``exponential_ok`` and either k's interval lies below 1 (at the box
+    edge: k̂ < 1; a stretched exponential) or ℓ_c exceeds the largest lag (a power law over the window).
     """
     delta_bic = check_real("delta_bic", delta_bic, lo=0.0)
     dec = fit_decay(lags, f, floor=floor, trim=trim, laws=("exponential", "tempered"))
@@ -356,8 +357,12 @@ def nested_exponential(lags, f, floor=0.0, trim=0.0, delta_bic=NESTED_DELTA_BIC)
     at_edge = bool(min(abs(k - kmin), abs(k - kmax)) < 1e-6 or t.params["l_c"] <= lc_lo * (1 + 1e-6)
                    or t.params["l_c"] >= lc_hi * (1 - 1e-6))
     d = float(e.bic - t.bic)
-    ok = d <= delta_bic or (beta_ci[0] <= 0.0 <= beta_ci[1] and k_ci[0] <= 1.0 <= k_ci[1])
-    slower = (not ok) and (k_ci[1] < 1.0 or t.params["l_c"] > lg[-1])
+    # on the grid box's edge the Gauss–Newton intervals are not evidence (the optimum is not
+    # interior): there ΔBIC decides alone, and "slower" reads the point estimates
+    inside = beta_ci[0] <= 0.0 <= beta_ci[1] and k_ci[0] <= 1.0 <= k_ci[1]
+    ok = d <= delta_bic or (inside and not at_edge)
+    k_below = (k < 1.0) if at_edge else (k_ci[1] < 1.0)
+    slower = (not ok) and (k_below or t.params["l_c"] > lg[-1])
     return NestedExponentialTest(delta_bic=d, lam=float(e.params["lambda"]), beta=float(beta),
                                  beta_ci=tuple(float(v) for v in beta_ci), k=float(k),
                                  k_ci=tuple(float(v) for v in k_ci), l_c=float(t.params["l_c"]),
