@@ -91,3 +91,15 @@ def test_bench_first_run_reads_the_warm_up_line():
     assert bfr.compile_seconds("runs: 3 total, 3 computed") is None
     with pytest.raises(TypeError, match="stdout"):
         bfr.compile_seconds(None)
+
+
+def test_worker_thread_env_sets_and_restores(monkeypatch):
+    import os
+    from lwsim.figures.runner import worker_thread_env
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    with pytest.raises(RuntimeError):
+        with worker_thread_env(3):
+            assert os.environ["OMP_NUM_THREADS"] == "3" and os.environ["NUMBA_NUM_THREADS"] == "3"
+            raise RuntimeError("a failing body still restores the environment")
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "NUMBA_NUM_THREADS" not in os.environ

@@ -10,6 +10,7 @@ cache (docs/cluster.md).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -89,6 +90,23 @@ def thread_env(threads):
     return {"OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n, "MKL_NUM_THREADS": n, "NUMBA_NUM_THREADS": n}
 
 
+@contextlib.contextmanager
+def worker_thread_env(threads):
+    """``os.environ`` with :func:`thread_env` for the body (spawned workers start with these caps),
+    restored afterwards — also when the body raises."""
+    env = thread_env(threads)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def limit_threads(threads):
     """Cap this process at ``threads`` numba (and, when threadpoolctl is present, BLAS) threads."""
     if threads is None:
@@ -138,9 +156,7 @@ def _pool_execute(todo, jobs, threads, retries):
                     if attempt == retries:
                         yield run, False, _failure_text(exc)
         return
-    saved = {k: os.environ.get(k) for k in thread_env(threads)}
-    os.environ.update(thread_env(threads))       # spawned workers start with these caps
-    try:
+    with worker_thread_env(threads):             # spawned workers start with these caps
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("spawn")) as pool:
             def submit(run):
                 return pool.submit(run_task, EXPERIMENTS[run.experiment], run.config_json, threads)
@@ -160,12 +176,6 @@ def _pool_execute(todo, jobs, threads, retries):
             finally:
                 for fut in pending:
                     fut.cancel()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def run_grid(runs, cache_dir="runs", jobs=None, force=False, progress=True, desc="runs", *,

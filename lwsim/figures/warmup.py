@@ -162,12 +162,10 @@ def warm_up(groups, jobs=1, progress=True, say=print):
             from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
             from multiprocessing import get_context
 
-            from .runner import thread_env
+            from .runner import worker_thread_env
             threads = max(1, (os.cpu_count() or 1) // jobs)
-            saved = {k: os.environ.get(k) for k in thread_env(threads)}
-            os.environ.update(thread_env(threads))
             ctx = get_context("spawn")
-            try:
+            with worker_thread_env(threads):
                 with ctx.Manager() as manager, ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
                     # largest batches first; the workers report each finished run on a queue
                     finished = manager.Queue()
@@ -184,12 +182,6 @@ def warm_up(groups, jobs=1, progress=True, say=print):
                             running.remove(pending.pop(fut))
                             running += [n for n in pending.values() if n not in running][:1]
                         bar.set_postfix_str(", ".join(running))
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
