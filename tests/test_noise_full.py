@@ -198,3 +198,20 @@ def test_author_envelope_summed_over_neurons_final_launcher():
     assert lw.log_mass is None
     with pytest.raises(ValueError, match="neurons"):
         dg.envelope(cell, p, x, 0.1, [1], neurons="max")
+
+
+def test_a_main_diag_dtype_float32_is_the_f32_ablation():
+    """Preset option diag_dtype="float32": the main ("lag") table is the float32 one, equal to the
+    "f32" ablation computed beside it; the default keeps float64 (different last bits)."""
+    from lwsim.figures import experiments as ex
+    from lwsim.figures.presets import SMOKE
+    c = dict({k: v for k, v in SMOKE["a_main"].items()
+              if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")},
+             cell="diaggate", seed=212, optimizer="adamw", backend="numba", nulls=["lag"], floor_ablations=["f32"])
+    base = ex.a_main(c)
+    f32 = ex.a_main(dict(c, diag_dtype="float32"))
+    np.testing.assert_array_equal(f32["mean"], f32["mean_f32"])
+    np.testing.assert_array_equal(f32["mean"], base["mean_f32"])
+    assert not np.array_equal(base["mean"], base["mean_f32"])
+    with pytest.raises(ValueError, match="diag_dtype"):
+        ex.a_main(dict(c, diag_dtype="float16"))

@@ -141,7 +141,11 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
                                       **common)
     ms32 = None
-    if any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
+    diag32 = c.get("diag_dtype", "float64")
+    if diag32 not in ("float64", "float32"):
+        raise ValueError(f"diag_dtype must be 'float64' or 'float32', got {diag32!r}")
+    diag32 = diag32 == "float32"                       # the "lag" table on the author's arithmetic
+    if diag32 or any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
         cell32, p32 = _float32_model(cell, params)   # the matched statistic only: the envelope is float64's
         kw32 = {k: v for k, v in common.items() if k not in ("timer", "envelope_kwargs")}
         with timer("matched"):
@@ -150,7 +154,7 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     with timer("tails"):
         for n in names:
             if n == "lag":
-                tables[n] = _a_detection(ms.samples, lags, c)
+                tables[n] = _a_detection((ms32 if diag32 else ms).samples, lags, c)
             elif n == "full":
                 signal, noise = ms.full_null()
                 tables[n] = _a_detection(signal, lags, c, noise="full", noise_samples=noise)

@@ -20,16 +20,21 @@ from .figs_behaviour import FIGURES as FIGS_BEHAVIOUR  # noqa: E402  (A15: learn
 FIGURES = {**FIGS_A, **FIGS_B, **FIGS_FIDELITY, **FIGS_BEHAVIOUR}
 
 
-def render(fig_id, results, out):
-    """Draw one figure from {group: [(config, result)]} and write <out>/<id>.png and .json."""
-    fig, data = FIGURES[fig_id](results)
+def save_figure(fig, data, name, out, figure_id=None):
+    """Lay out and write ``fig`` as <out>/<name>.png and its ``data`` as <out>/<name>.json."""
     fig.tight_layout()
     declutter_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    atomic_write_bytes(Path(out) / f"{fig_id}.png", buf.getvalue())
-    atomic_write_json(Path(out) / f"{fig_id}.json", {"figure": fig_id, "data": data})
+    atomic_write_bytes(Path(out) / f"{name}.png", buf.getvalue())
+    atomic_write_json(Path(out) / f"{name}.json", {"figure": figure_id or name, "data": data})
+
+
+def render(fig_id, results, out):
+    """Draw one figure from {group: [(config, result)]} and write <out>/<id>.png and .json."""
+    fig, data = FIGURES[fig_id](results)
+    save_figure(fig, data, fig_id, out)
     return data
 
 
@@ -109,7 +114,7 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     dtype = train_dtype_of(groups)
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
     from .findings_nulls import findings_by_variant      # findings 1–5 under each null and floor
-    by_null = findings_by_variant(results, rendered, FIGURES)
+    by_null = findings_by_variant(results, rendered, FIGURES, out=out)
     command = (f"python -m lwsim.figures --preset {preset} --out {out} --cache {cache}"
                + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
                + (f" --train-dtype {train_dtype}" if train_dtype else ""))

@@ -54,22 +54,30 @@ def null_view(results, name):
     return out
 
 
-def findings_by_variant(results, rendered, figures):
+def findings_by_variant(results, rendered, figures, out=None):
     """{variant: findings rows} for findings 1–5: the figures that depend on the detection table are
-    rebuilt in memory from the variant's view (``figures``: id → builder), the others reused."""
+    rebuilt in memory from the variant's view (``figures``: id → builder), the others reused.
+    ``out``: also write the nulls' figures (not the floor ablations') as <out>/<id>_<null>.png/.json,
+    their titles marked with the null."""
     from .findings import findings
     from .style import plt
-    out = {}
+    result = {}
     for name in variants(results):
         view = null_view(results, name)
         data = dict(rendered)
         for fid in NULL_FIGS:
             if fid in rendered:
                 fig, data[fid] = figures[fid](view)
-                plt.close(fig)
+                if out is not None and name in NULLS and name != "lag":
+                    from .figures import save_figure
+                    for ax in fig.axes[:1]:
+                        ax.set_title(f"{ax.get_title()} [{name} null]")
+                    save_figure(fig, data[fid], f"{fid}_{name}", out, figure_id=fid)
+                else:
+                    plt.close(fig)
         rows = findings(data)
-        out[name] = {k: rows[k] for k in FINDINGS_1_5 if k in rows}
-    return out
+        result[name] = {k: rows[k] for k in FINDINGS_1_5 if k in rows}
+    return result
 
 
 def h_last_table(results):

@@ -60,6 +60,8 @@ A_MAIN_V1_SIZES = dict(train_dtype="float32", T=1024, D=16, H=128, n_train=8000,
 #   nulls          ["lag"] | names from "lag", "full", "author": a detection table per null
 #                  (docs/statistics.md §3.3), stored with the suffix _<null> ("lag" unsuffixed)
 #   floor_ablations []  | names from experiments.FLOOR_ABLATIONS: the author's floors one at a time
+#   diag_dtype     "float64" | "float32": the "lag" table from the matched statistic in the author's
+#                  float32 arithmetic (the envelope stays float64, as the author's)
 NULLS_ALL = ["lag", "full", "author"]
 ABLATIONS_ALL = ["snr", "ecf", "floors", "f32"]
 A_OPTIONS_FINAL = dict(statistic="sequence", rates="optimizer", orient=True, tail_methods=["ecf", "mcculloch"],
