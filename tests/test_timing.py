@@ -143,3 +143,22 @@ def test_train_dtype_override_and_findings_section():
     assert "| 3 | reproduced | not reproduced |" in moved
     absent = " ".join(dtype_lines(rows, "float32", ("float64", None), "quick"))
     assert "not computed" in absent and "--train-dtype float64" in absent
+
+
+def test_compile_clock_cpu_never_negative_across_threads():
+    """A lock period started in one thread and ended in another adds wall time but no CPU: thread
+    clocks of different threads are not comparable (a negative CPU total was seen in CI)."""
+    import threading
+    from lwsim.figures.timing import _CompileClock
+    clock = _CompileClock()
+    spin = lambda: sum(i * i for i in range(300000))          # noqa: E731  (burn CPU in this thread)
+    spin()
+    clock.on_start()                                          # this thread, with CPU already used
+    t = threading.Thread(target=clock.on_end)                 # a fresh thread ends it
+    t.start()
+    t.join()
+    assert clock.count == 1 and clock.total > 0 and clock.cpu == 0.0
+    clock.on_start()
+    spin()
+    clock.on_end()
+    assert clock.cpu > 0

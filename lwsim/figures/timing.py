@@ -43,13 +43,15 @@ class _CompileClock:
         self._depth = 0
         self._t0 = 0.0
         self._c0 = 0.0
+        self._tid = None
         self._lock = threading.Lock()
 
     def on_start(self):
         with self._lock:
             if self._depth == 0:
                 self._t0 = time.perf_counter()
-                self._c0 = time.thread_time()      # the lock is released by the thread that took it
+                self._c0 = time.thread_time()      # CPU of the thread that took the lock ...
+                self._tid = threading.get_ident()
             self._depth += 1
 
     def on_end(self):
@@ -57,8 +59,9 @@ class _CompileClock:
             self._depth -= 1
             if self._depth == 0:
                 self.total += time.perf_counter() - self._t0
-                self.cpu += time.thread_time() - self._c0
-                self.count += 1
+                if threading.get_ident() == self._tid:   # ... counted only when that thread ends it
+                    self.cpu += max(0.0, time.thread_time() - self._c0)   # (another thread's clock
+                self.count += 1                                            # is not comparable)
 
     def seconds(self):
         """Total so far, the lock-holding period in progress included."""
