@@ -295,14 +295,15 @@ class MatchedAccumulator:
             delta = err32 @ self.W_out.astype(np.float32)
         else:
             delta = err @ self.W_out
+        h = f64(fac.trace.h[1:]) if self.full_noise else None
         for kd, w in enumerate(self.dirs):
             if kd % kb == 0:                       # the next group of directions in one tangent pass
                 grp = self.dirs[kd:kd + kb]
                 group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend))
             v = group[kd % kb]
             if self.full_noise:
-                self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err,
-                                                  f64(fac.trace.h[1:]), self.pdirs[kd], self.weight)
+                self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err, h,
+                                                  self.pdirs[kd], self.weight)
             if cell.name == "lstm":
                 v = np.ascontiguousarray(v[..., :H] if self.conventions == "author" else v[..., H:])
             c = np.zeros((n, xs.shape[1]))

@@ -110,7 +110,10 @@ NULLS = ("lag", "full", "author")   # the detection nulls of docs/statistics.md 
 # the author's floors one at a time (docs/fidelity.md): name → (float32 diagnostics, floors)
 FLOOR_ABLATIONS = {"snr": (False, ("snr",)), "ecf": (False, ("ecf",)), "floors": (False, ("snr", "ecf")),
                    "f32": (True, ()), "author": (True, ("snr", "ecf"))}
-NULL_KEYS = ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat", "n_star", "reliable", "h_n", "master")
+# run keys of a detection table (stored with the suffix _<null> for every null but "lag") → its field
+TABLE_KEYS = {"mean": "mean", "alpha_hat": "alpha", "sigma_hat": "sigma", "kappa_hat": "kappa", "n_hat": "n_hat",
+              "n_star": "n_star", "reliable": "reliable", "h_n": "h_n"}
+NULL_KEYS = (*TABLE_KEYS, "master")
 
 
 def _float32_model(cell, params):
@@ -218,9 +221,8 @@ def a_main(c):
         t = by_method[main_method]
         with part("fits"):
             mst = _master(t, f)
-        null_out.update({f"mean_{name}": t.mean, f"alpha_hat_{name}": t.alpha, f"sigma_hat_{name}": t.sigma,
-                         f"kappa_hat_{name}": t.kappa, f"n_hat_{name}": t.n_hat, f"n_star_{name}": t.n_star,
-                         f"reliable_{name}": t.reliable, f"h_n_{name}": t.h_n, f"master_{name}": mst})
+        null_out.update({f"{key}_{name}": getattr(t, field) for key, field in TABLE_KEYS.items()})
+        null_out[f"master_{name}"] = mst
     B = ds.x_diag.shape[1]
     psi = (np.stack([s.reshape(B, -1).mean(axis=1) for s in ms.samples]) if statistic == "instantaneous"
            else ms.samples)                         # per-sequence means either way

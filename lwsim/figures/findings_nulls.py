@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-NULL_KEYS = ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat", "n_star", "reliable", "h_n", "master")
-NULLS = ("lag", "full", "author")
-ABLATIONS = ("snr", "ecf", "floors", "f32")
+from .experiments import FLOOR_ABLATIONS, NULL_KEYS, NULLS
+
+ABLATIONS = tuple(a for a in FLOOR_ABLATIONS if a not in NULLS)      # snr, ecf, floors, f32
 LABELS = {
     "lag": "lag: each lag's statistic against its own spread",
     "full": "full: against the spread of the whole per-sequence update",
@@ -80,27 +80,26 @@ def findings_by_variant(results, rendered, figures, out=None):
     return result
 
 
-def h_last_table(results):
-    """{variant: {cell: [Ĥ_N at the largest N per seed]}} from the runs."""
+def _per_variant(results, measure):
+    """{variant: {cell: [measure(Ĥ_N over the N grid) per seed]}} from the runs."""
     from .figs_a import by_cell
     out = {}
     for name in variants(results):
         sfx = "" if name == "lag" else f"_{name}"
-        out[name] = {cell: [float(np.asarray(r[f"h_n{sfx}"], float)[-1]) for r in rs]
+        out[name] = {cell: [measure(np.asarray(r[f"h_n{sfx}"], float)) for r in rs]
                      for cell, rs in by_cell(results["a_main"]).items()}
     return out
+
+
+def h_last_table(results):
+    """{variant: {cell: [Ĥ_N at the largest N per seed]}} from the runs."""
+    return _per_variant(results, lambda h: float(h[-1]))
 
 
 def growth_table(results):
     """{variant: {cell: [Ĥ_N growth over the upper half of the N grid per seed]}} (finding 1's measure)."""
-    from .figs_a import by_cell
     from .findings import _growth
-    out = {}
-    for name in variants(results):
-        sfx = "" if name == "lag" else f"_{name}"
-        out[name] = {cell: [_growth(r[f"h_n{sfx}"]) for r in rs]
-                     for cell, rs in by_cell(results["a_main"]).items()}
-    return out
+    return _per_variant(results, _growth)
 
 
 def _mean(v):

@@ -144,6 +144,23 @@ def envelope_floor(f, quantile=0.001, scale=0.01, min_floor=1e-300, factor=10.0)
     return float(factor * max(min_floor, scale * q))
 
 
+K_RANGE = (0.2, 3.0)          # the tempered law's default k grid ends (57 values), its refinement box
+LC_SPAN = (0.1, 100.0)        # ... and its ℓ_c grid: [ℓ_min/10, 100 ℓ_max] (80 log-spaced values)
+
+
+def _fit_window(lags, f, floor, trim, log_law):
+    """The points every law is fitted on: sorted by lag, f > floor (and ℓ > 1 when the logarithmic
+    law is a candidate), then ``trim`` of them cut at each end (module docstring)."""
+    order = np.argsort(lags)
+    lags, f = lags[order], f[order]
+    keep = f > floor
+    if log_law:
+        keep &= lags > 1.0
+    lags, f = lags[keep], f[keep]
+    cut = int(math.floor(trim * lags.size))
+    return lags[cut:lags.size - cut], f[cut:f.size - cut]
+
+
 def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None, lc_grid=None,
               conventions="lwsim") -> DecayFit:
     """Fit f(ℓ) by exponential C e^{−λℓ}, power C ℓ^{−β}, logarithmic C (log ℓ)^{−γ} and tempered
@@ -170,14 +187,7 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
         raise ValueError(f"laws must be a non-empty subset of {LAWS}, got {laws!r}")
     if np.unique(lags).size != lags.size:
         raise ValueError("lags must be distinct")
-    order = np.argsort(lags)
-    lags, f = lags[order], f[order]
-    keep = f > floor
-    if "logarithmic" in laws:
-        keep &= lags > 1.0
-    lags, f = lags[keep], f[keep]
-    cut = int(math.floor(trim * lags.size))
-    lags, f = lags[cut:lags.size - cut], f[cut:f.size - cut]
+    lags, f = _fit_window(lags, f, floor, trim, "logarithmic" in laws)
     n = lags.size
     if n < min_points:
         raise ValueError(f"f has only {n} usable points in the fit window (need min_points={min_points}); "
@@ -187,9 +197,9 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
     fits = {}
     for law in laws:
         if law == "tempered":
-            kg = (np.linspace(0.2, 3.0, 57) if k_grid is None
+            kg = (np.linspace(*K_RANGE, 57) if k_grid is None
                   else real_array("k_grid", k_grid, ndim=1, min_len=1, positive=True))
-            lg = (np.geomspace(lags[0] / 10, lags[-1] * 100, 80) if lc_grid is None
+            lg = (np.geomspace(lags[0] * LC_SPAN[0], lags[-1] * LC_SPAN[1], 80) if lc_grid is None
                   else real_array("lc_grid", lc_grid, ndim=1, min_len=1, positive=True))
             if conventions == "author":   # the author's grids unless given
                 params, ssr = tempered_author(lags, y, None if k_grid is None else kg,
@@ -341,20 +351,13 @@ def nested_exponential(lags, f, floor=0.0, trim=0.0, delta_bic=NESTED_DELTA_BIC)
     if "tempered" not in dec.fits:
         raise ValueError("the tempered law has no finite fit on this envelope")
     e, t = dec.fits["exponential"], dec.fits["tempered"]
-    lg = np.asarray(lags, float)
-    fv = np.asarray(f, float)
-    keep = fv > floor
-    lg, fv = np.sort(lg[keep]), fv[keep][np.argsort(lg[keep])]
-    lo, hi = dec.window
-    sel = (lg >= lo) & (lg <= hi)
-    lg, y = lg[sel], np.log(fv[sel])
-    hw = _tempered_cov(lg, y, t.params)
+    lg, fv = _fit_window(np.asarray(lags, float), np.asarray(f, float), floor, trim, False)  # fit_decay's points
+    hw = _tempered_cov(lg, np.log(fv), t.params)
     beta, k = t.params["beta"], t.params["k"]
     beta_ci = (beta - hw[1], beta + hw[1])
     k_ci = (k - hw[2], k + hw[2])
-    kmin, kmax = 0.2, 3.0
-    lc_lo, lc_hi = lg[0] / 10, lg[-1] * 100
-    at_edge = bool(min(abs(k - kmin), abs(k - kmax)) < 1e-6 or t.params["l_c"] <= lc_lo * (1 + 1e-6)
+    lc_lo, lc_hi = lg[0] * LC_SPAN[0], lg[-1] * LC_SPAN[1]
+    at_edge = bool(min(abs(k - K_RANGE[0]), abs(k - K_RANGE[1])) < 1e-6 or t.params["l_c"] <= lc_lo * (1 + 1e-6)
                    or t.params["l_c"] >= lc_hi * (1 - 1e-6))
     d = float(e.bic - t.bic)
     # on the grid box's edge the Gauss–Newton intervals are not evidence (the optimum is not
