@@ -4,7 +4,7 @@
     python benchmarks/fidelity_effects.py --smoke    # seconds, for a check that it runs
 
 One small multilag model per cell, trained as in A13 (D 4, H 8, T 64, lags 1 … 32, 512 diagnostic
-sequences; :mod:`lwsim.figures.experiments_fidelity`), then every quantity under both conventions
+sequences; :mod:`lwsim.figures.studies.conventions.experiment`), then every quantity under both conventions
 on the same weights, plus isolated checks of the statistics-only differences. Prints a Markdown
 table (one column per cell) and the isolated numbers.
 """
@@ -15,7 +15,7 @@ import argparse
 import numpy as np
 
 from lwsim import stats
-from lwsim.figures.experiments_fidelity import SIZES, a_conventions
+from lwsim.figures.studies.conventions.experiment import SIZES, a_conventions
 from lwsim.figures.presets import A_CELLS
 from lwsim.stats import mcculloch
 
@@ -62,7 +62,7 @@ def table(res):
 def enrich(res, preset):
     """Statistics-only and orientation numbers that need the raw samples: recomputed here."""
     from lwsim import diagnostics as dg
-    from lwsim.figures.experiments import _a_cell, _train_kwargs
+    from lwsim.figures.models import _a_cell, _train_kwargs
     from lwsim.tasks import make as make_task
     from lwsim.train import train
     c = dict(SIZES[preset])

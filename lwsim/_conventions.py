@@ -16,3 +16,16 @@ def check_conventions(conventions):
     if conventions not in CONVENTIONS:
         raise ValueError(f"conventions must be one of {CONVENTIONS}, got {conventions!r}")
     return conventions
+
+
+AUTHOR_CELLS = ("rnn", "constgate", "sharedgate", "diaggate")   # [B] author's three/four models
+
+
+def need_author_cell(cell):
+    """Return None if ``cell`` is one of the author's models, else raise ValueError.
+
+    See docs/fidelity.md (used by lwsim.diagnostics.author_b and .expansion).
+    """
+    if cell.name not in AUTHOR_CELLS:
+        raise ValueError(f"conventions='author' exists for the author's models {AUTHOR_CELLS}, "
+                         f"not for {cell.name!r}")

@@ -8,7 +8,7 @@ import pytest
 
 import lwsim
 from lwsim import diagnostics as dg
-from lwsim.figures.figs_master import _pooled, seed_factors, spread
+from lwsim.figures.studies.main.master import _pooled, seed_factors, spread
 
 
 def _cell(H=5, T=10, B=6, seed=0):
@@ -135,7 +135,7 @@ def test_pooled_master_slope_over_cells_and_per_seed():
 
 
 def test_fig_a14_author_fit_and_pooled_per_seed():
-    from lwsim.figures.figs_master import fig_a14
+    from lwsim.figures.studies.main.master import fig_a14
     from lwsim.figures.style import plt
 
     def run(a, b):

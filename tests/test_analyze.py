@@ -7,7 +7,8 @@ import pytest
 import lwsim
 from lwsim import analyze as an
 from lwsim.analyze.__main__ import main
-from lwsim.figures import experiments as ex
+from lwsim.figures import models as ex
+from lwsim.figures.studies.main.experiment import a_main
 from lwsim.figures.presets import SMOKE
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
@@ -31,7 +32,7 @@ def figures_run(tmp_path_factory):
         return res
     mp.setattr(ex, "train", spy)
     try:
-        out = ex.a_main(c)
+        out = a_main(c)
     finally:
         mp.undo()
     cell, res, ds = seen["cell"], seen["res"], seen["ds"]

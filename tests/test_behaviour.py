@@ -7,9 +7,9 @@ import pytest
 
 import lwsim
 from lwsim.diagnostics.behaviour import LagCoefficients, behavioural_window, lag_coefficients
-from lwsim.figures import experiments_behaviour as eb
-from lwsim.figures import findings_behaviour as fb
-from lwsim.figures.figs_behaviour import collect, fig_a15
+from lwsim.figures.studies.behaviour import experiment as eb
+from lwsim.figures.studies.behaviour import findings as fb
+from lwsim.figures.studies.behaviour.figures import collect, fig_a15
 from lwsim.figures.presets import SMOKE
 from lwsim.io import to_jsonable
 

@@ -363,8 +363,8 @@ def _a13_results(lam, growth, alpha):
 
 
 def test_a13_rules_and_findings_section():
-    from lwsim.figures.figs_fidelity import summary
-    from lwsim.figures.findings_fidelity import conventions_lines
+    from lwsim.figures.studies.conventions.figures import summary
+    from lwsim.figures.studies.conventions.findings import conventions_lines
     lam = {"lwsim": [0.10, 0.12, 0.05, 0.06, 0.07], "author": [0.10, 0.12, 0.05, 0.11, 0.07]}
     growth = {"lwsim": [0, 0, 3, 2, 1], "author": [0, 0, 3, 2, 1]}
     alpha = {"lwsim": [1.9, 1.8, 1.5, 1.6, 1.7], "author": [1.9, 1.8, 1.5, 1.6, 1.7]}

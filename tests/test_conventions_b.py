@@ -12,8 +12,9 @@ from lwsim import diagnostics as dg
 from lwsim import tasks
 from lwsim.diagnostics import author_b as ab
 from lwsim.diagnostics.anisotropy import sample_triples
-from lwsim.figures import figs_b
-from lwsim.figures.findings_b import f8_conventions
+from lwsim.figures.studies import b_expansion, b_s1
+from lwsim.figures.studies.b_s2 import figures as b_s2_figures
+from lwsim.figures.studies.b_s2.findings import f8_conventions
 
 
 def _sig(a):
@@ -280,7 +281,7 @@ def test_fixed_batch():
 
 # ----------------------------------------------------------------------------- protocol
 def test_b_s2_author_protocol(monkeypatch):
-    from lwsim.figures import experiments as ex
+    from lwsim.figures.studies.b_s2 import experiment as ex
     calls = {}
     real_train, real_ja = ex.train, dg.jacobian_anisotropy
 
@@ -323,29 +324,29 @@ def _s1_runs(**opts):
 
 
 def test_b3_uses_the_gate_product_by_default():
-    _, d = figs_b.fig_b3(_s1_runs())
+    _, d = b_s1.fig_b3(_s1_runs())
     assert d["sharedgate"]["predictor"] == "injection"
     np.testing.assert_allclose(d["sharedgate"]["s_mean"], [1.5, 1.5])
-    _, d = figs_b.fig_b3(_s1_runs(b3_predictor="retention"))
+    _, d = b_s1.fig_b3(_s1_runs(b3_predictor="retention"))
     np.testing.assert_allclose(d["sharedgate"]["s_mean"], [3.5, 3.5])
     with pytest.raises(ValueError, match="b3_predictor"):
-        figs_b.fig_b3(_s1_runs(b3_predictor="both"))
+        b_s1.fig_b3(_s1_runs(b3_predictor="both"))
 
 
 def test_b1_predictors_at_every_checkpoint():
-    _, d = figs_b.fig_b1(_s1_runs(b1_predictors="all"))
+    _, d = b_s1.fig_b1(_s1_runs(b1_predictors="all"))
     assert "injection_fit_0" in d["sharedgate"] and "injection_fit_5" in d["sharedgate"]
-    _, d = figs_b.fig_b1(_s1_runs())
+    _, d = b_s1.fig_b1(_s1_runs())
     assert "injection_fit_0" not in d["sharedgate"] and "injection_fit_5" in d["sharedgate"]
 
 
 def test_b6_quartile_error_bars():
     runs = []
-    for m, o, lr in figs_b.B_S2_MODELS:
+    for m, o, lr in b_s2_figures.B_S2_MODELS:
         for seed, v in enumerate((1.0, 2.0, 4.0, 10.0, 20.0)):
             runs.append(({"cell": m, "task": "adding", "checkpoints": [0], "seed": seed,
                           "b6_errorbars": "quartiles"}, {"gai_0": v, "gce_0": v, "gpr_0": v}))
-    fig, d = figs_b.fig_b6({"b_s2": runs})
+    fig, d = b_s2_figures.fig_b6({"b_s2": runs})
     eb = [c for c in fig.axes[0].containers if hasattr(c, "has_yerr")][0]
     seg = eb.lines[2][0].get_segments()[0]
     np.testing.assert_allclose(sorted(seg[:, 1]), [2.0, 10.0])          # q25 … q75, not med ± IQR/2
@@ -353,13 +354,13 @@ def test_b6_quartile_error_bars():
 
 
 def test_b7_robust_seed_filter():
-    keep = figs_b.robust_seeds([1.0, 2.0, 3.0, 4.0, 100.0], [2.0, 2.0, np.nan, 2.0, 2.0])
+    keep = b_expansion.robust_seeds([1.0, 2.0, 3.0, 4.0, 100.0], [2.0, 2.0, np.nan, 2.0, 2.0])
     np.testing.assert_array_equal(keep, [True, True, False, True, False])
     eps = np.array([1e-2, 1e-1, 1.0])
     runs = [({"cell": "diaggate", "seed": s, "b7_aggregate": "robust"},
              {"eps": eps, "E": eps ** 2 * v, "C2": np.full(3, v), "slope": 2.0})
             for s, v in enumerate((1.0, 2.0, 3.0, 4.0, 100.0))]
-    _, d = figs_b.fig_b7({"b_expansion": runs})
+    _, d = b_expansion.fig_b7({"b_expansion": runs})
     np.testing.assert_allclose(d["diaggate"]["C2_median"], 2.5)          # seed with 100 excluded
     assert list(d["diaggate"]["kept"]) == [True] * 4 + [False]
 

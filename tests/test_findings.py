@@ -7,7 +7,10 @@ a seed-mean verdict that ignores one dissenting seed changes the outcome.
 import numpy as np
 import pytest
 
-from lwsim.figures import findings as F
+from lwsim.figures import common, findings as report
+from lwsim.figures.studies import b_expansion, fidelity
+from lwsim.figures.studies.b_s2 import findings as S2F
+from lwsim.figures.studies.main import findings as F
 
 N = [100, 1000, 10000, 100000]                   # mid index 2: growth = H[-1] − H[2]
 
@@ -182,19 +185,19 @@ def _r6(rhos):
 
 
 def test_f6_median_rule():
-    assert F.f6(_r6([0.95, 0.2, 0.92]))[0][1] == "reproduced"         # median 0.92 (mean 0.69)
-    assert F.f6(_r6([0.9, 0.9, 0.1]))[0][1] == "reproduced"           # median exactly 0.9: ≥
-    assert F.f6(_r6([0.89, 0.95, 0.1]))[0][1] == "inconclusive"
-    assert F.f6(_r6([0.5, 0.5, 0.1]))[0][1] == "inconclusive"         # 0.5 is not < 0.5
-    assert F.f6(_r6([0.49, 0.95, 0.1]))[0][1] == "not reproduced"
-    assert F.f6(_r6([0.95, np.nan, 0.93]))[0][1] == "reproduced"      # NaN rows ignored
+    assert fidelity.f6(_r6([0.95, 0.2, 0.92]))[0][1] == "reproduced"         # median 0.92 (mean 0.69)
+    assert fidelity.f6(_r6([0.9, 0.9, 0.1]))[0][1] == "reproduced"           # median exactly 0.9: ≥
+    assert fidelity.f6(_r6([0.89, 0.95, 0.1]))[0][1] == "inconclusive"
+    assert fidelity.f6(_r6([0.5, 0.5, 0.1]))[0][1] == "inconclusive"         # 0.5 is not < 0.5
+    assert fidelity.f6(_r6([0.49, 0.95, 0.1]))[0][1] == "not reproduced"
+    assert fidelity.f6(_r6([0.95, np.nan, 0.93]))[0][1] == "reproduced"      # NaN rows ignored
 
 
 def test_f7_every_slope_within_two_pm_tenth():
     b7 = lambda *s: {"B7": {"diaggate": [{"slope": v} for v in s]}}  # noqa: E731
-    assert F.f7(b7(2.0, 2.09, 1.91))[0][1] == "reproduced"
-    assert F.f7(b7(2.0, 2.11))[0][1] == "not reproduced"
-    assert F.f7(b7(1.89, 2.0))[0][1] == "not reproduced"
+    assert b_expansion.f7(b7(2.0, 2.09, 1.91))[0][1] == "reproduced"
+    assert b_expansion.f7(b7(2.0, 2.11))[0][1] == "not reproduced"
+    assert b_expansion.f7(b7(1.89, 2.0))[0][1] == "not reproduced"
 
 
 def _r8(mu_first, mu_final, multi, plain):
@@ -207,29 +210,29 @@ def _r8(mu_first, mu_final, multi, plain):
 def test_f8_rule():
     wins = ([[5, 5]] * 3, [[1, 1]] * 3)
     loses = ([[1, 1]] * 3, [[5, 5]] * 3)
-    assert F.f8(_r8(0.9, 0.1, *wins))[0][1] == "reproduced"
-    assert F.f8(_r8(0.1, 0.9, *loses))[0][1] == "not reproduced"       # final checkpoint decides
-    assert F.f8(_r8(0.9, 0.1, *loses))[0][1] == "inconclusive"
-    assert F.f8(_r8(0.9, 0.5, *wins))[0][1] == "inconclusive"          # μ̃ = 0.5 is not < 0.5
+    assert S2F.f8(_r8(0.9, 0.1, *wins))[0][1] == "reproduced"
+    assert S2F.f8(_r8(0.1, 0.9, *loses))[0][1] == "not reproduced"       # final checkpoint decides
+    assert S2F.f8(_r8(0.9, 0.1, *loses))[0][1] == "inconclusive"
+    assert S2F.f8(_r8(0.9, 0.5, *wins))[0][1] == "inconclusive"          # μ̃ = 0.5 is not < 0.5
 
 
 def test_f8_median_over_seeds_and_majority():
     # diaggate AI per seed [10, 1, 1]: median 1 < rnn's 2 (the mean, 4, would win)
-    assert F.f8(_r8(0.9, 0.1, [[10, 1, 1]] * 3, [[2, 2, 2]] * 3))[0][1] == "inconclusive"
+    assert S2F.f8(_r8(0.9, 0.1, [[10, 1, 1]] * 3, [[2, 2, 2]] * 3))[0][1] == "inconclusive"
     # 2 wins out of 4 tasks is not "most"; 3 of 4 is; ties count as wins (≥)
-    assert F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 2 + [[2]] * 2))[0][1] == "inconclusive"
-    assert F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 3 + [[2]]))[0][1] == "reproduced"
+    assert S2F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 2 + [[2]] * 2))[0][1] == "inconclusive"
+    assert S2F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 3 + [[2]]))[0][1] == "reproduced"
 
 
 def test_spread_text():
-    assert F.spread_text([1.0, 2.0, 3.0], ".2f") == "2.00 ± 1.00 (1.00…3.00, 3 seeds)"
-    assert F.spread_text([None, 4.0]) == "4 ± 0 (4…4, 1 seeds)"
-    assert F.spread_text([]) == "n/a"
+    assert common.spread_text([1.0, 2.0, 3.0], ".2f") == "2.00 ± 1.00 (1.00…3.00, 3 seeds)"
+    assert common.spread_text([None, 4.0]) == "4 ± 0 (4…4, 1 seeds)"
+    assert common.spread_text([]) == "n/a"
 
 
 def test_write_findings_table(tmp_path):
     r = _r12("exponential", FLAT, "tempered", GROW) | _r6([0.95, 0.96])
-    rows = F.write_findings(r, "quick", tmp_path / "F.md")
+    rows = report.write_findings(r, "quick", tmp_path / "F.md")
     text = (tmp_path / "F.md").read_text()
     assert rows[1][1] == "reproduced" and rows[6][1] == "reproduced"
     assert "| 1 | ConstGate and SharedGate envelopes decay exponentially; their Ĥ_N saturates | reproduced |" in text

@@ -203,7 +203,7 @@ def test_author_envelope_summed_over_neurons_final_launcher():
 def test_a_main_diag_dtype_float32_is_the_f32_ablation():
     """Preset option diag_dtype="float32": the main ("lag") table is the float32 one, equal to the
     "f32" ablation computed beside it; the default keeps float64 (different last bits)."""
-    from lwsim.figures import experiments as ex
+    from lwsim.figures.studies.main import experiment as ex
     from lwsim.figures.presets import SMOKE
     c = dict({k: v for k, v in SMOKE["a_main"].items()
               if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")},

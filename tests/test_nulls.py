@@ -160,7 +160,7 @@ def _runs():
 
 
 def test_null_view_swaps_only_the_detection_keys():
-    from lwsim.figures.findings_nulls import null_view, variants
+    from lwsim.figures.studies.main.nulls import null_view, variants
     R = _runs()
     assert variants(R) == ["lag", "full"]            # "snr" is missing in one run: not a variant
     assert null_view(R, "lag") is R
@@ -175,7 +175,7 @@ def test_null_view_swaps_only_the_detection_keys():
 
 
 def test_h_last_and_growth_tables_hand_computed():
-    from lwsim.figures.findings_nulls import growth_table, h_last_table
+    from lwsim.figures.studies.main.nulls import growth_table, h_last_table
     R = _runs()
     assert h_last_table(R) == {"lag": {"gru": [2.0, 2.0]}, "full": {"gru": [2.0, 1.0]}}
     # growth = last − middle of the N grid: lag 2−2, 2−2; full 2−1, 1−0

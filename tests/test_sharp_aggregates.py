@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 
 from lwsim import stats
-from lwsim.figures import figs_b, findings as F
-from lwsim.figures.figs_master import fig_a14, seed_factors
-from lwsim.figures.findings_b import f8_conventions
+from lwsim.figures.studies import b_expansion, b_s1
+from lwsim.figures.studies.b_s2 import figures as b_s2_figures
+from lwsim.figures import common
+from lwsim.figures.studies.b_s2 import findings as S2F
+from lwsim.figures.studies.main.master import fig_a14, seed_factors
+from lwsim.figures.studies.b_s2.findings import f8_conventions
 from lwsim.figures.style import plt
 
 
@@ -100,7 +103,7 @@ def test_finding8_majority_ties_and_halves(author):
             rows = f8_conventions(r)
             assert len(rows) == 1 and rows[0].startswith("conventions 'author'")
             return rows[0].split(":")[1].split("—")[0].strip()
-        return F.f8(r)[0][1]
+        return S2F.f8(r)[0][1]
     tie = ([[2.0, 2.0]] * 3, [[2.0, 2.0]] * 3)
     assert verdict(LAGDEP, *tie) == "reproduced"                  # a tie counts as a win (≥)
     half = ([[5.0]] * 2 + [[1.0]] * 2, [[2.0]] * 4)               # 2 of 4: not "most"
@@ -138,7 +141,7 @@ def test_f8_conventions_rows_and_the_change_line():
 
 def test_spread_text_mean_not_median():
     # 1, 2, 6: mean 3 (median 2), sd ddof 1 = √7 = 2.65 (ddof 0: 2.16); NaN and None left out
-    assert F.spread_text([1.0, None, 2.0, np.nan, 6.0], ".2f") == "3.00 ± 2.65 (1.00…6.00, 3 seeds)"
+    assert common.spread_text([1.0, None, 2.0, np.nan, 6.0], ".2f") == "3.00 ± 2.65 (1.00…6.00, 3 seeds)"
 
 
 # ----------------------------------------------------------------------------- A13 summary
@@ -167,7 +170,7 @@ FLAT_A = [1.2] * 4
 
 
 def test_a13_summary_seed_means_and_rules():
-    from lwsim.figures.figs_fidelity import summary
+    from lwsim.figures.studies.conventions.figures import summary
     spec = {
         "constgate": [(0.25, -1.0, SKEW_A), (0.25, -1.0, SKEW_A), (1.0, 2.5, SKEW_A)],
         "sharedgate": [(0.25, 0.0, SKEW_A)] * 3,
@@ -195,7 +198,7 @@ def test_a13_summary_seed_means_and_rules():
 def _s2_runs(values, first, author=None, task="adding"):
     """b_s2 runs of the three [B] models; the rnn's AI per seed over two lags."""
     runs = []
-    for m, _, _ in figs_b.B_S2_MODELS:
+    for m, _, _ in b_s2_figures.B_S2_MODELS:
         for seed, (v, v0) in enumerate(zip(values, first)):
             r = {"lags": [1, 2], "ai_0": np.asarray(v0, float), "ai_9": np.asarray(v, float)}
             if author is not None:
@@ -207,7 +210,7 @@ def _s2_runs(values, first, author=None, task="adding"):
 def test_b4_median_and_iqr_over_seeds():
     last = [[1.0, 5.0], [2.0, np.nan], [4.0, 1.0], [100.0, 3.0]]
     first = [[3.0, 1.0], [3.0, 1.0], [3.0, 1.0], [9.0, 1.0]]
-    fig, d = figs_b.fig_b4({"b_s2": _s2_runs(last, first, author=0.5)})
+    fig, d = b_s2_figures.fig_b4({"b_s2": _s2_runs(last, first, author=0.5)})
     plt.close(fig)
     rnn = d["adding"]["rnn"]
     # lag 1: 1, 2, 4, 100 → median 3 (lower 2, mean 26.75), q25 1.75, q75 28 → IQR 26.25
@@ -221,11 +224,11 @@ def test_b4_median_and_iqr_over_seeds():
 def test_b6_quartiles_of_four_seeds_and_both_error_bars():
     for mode, seg in (("quartiles", [1.75, 28.0]), ("iqr", [3.0 - 13.125, 3.0 + 13.125])):
         runs = []
-        for m, _, _ in figs_b.B_S2_MODELS:
+        for m, _, _ in b_s2_figures.B_S2_MODELS:
             for seed, v in enumerate((1.0, 100.0, 2.0, 4.0)):
                 runs.append(({"cell": m, "task": "adding", "checkpoints": [0], "seed": seed,
                               "b6_errorbars": mode}, {"gai_0": v, "gce_0": v, "gpr_0": v}))
-        fig, d = figs_b.fig_b6({"b_s2": runs})
+        fig, d = b_s2_figures.fig_b6({"b_s2": runs})
         eb = [c for c in fig.axes[0].containers if hasattr(c, "has_yerr")][0]
         got = sorted(eb.lines[2][0].get_segments()[0][:, 1])
         plt.close(fig)
@@ -235,18 +238,18 @@ def test_b6_quartiles_of_four_seeds_and_both_error_bars():
 
 def test_b7_robust_fences_are_inclusive():
     # 2, 3, 4, 5, 8: q25 3, q75 5, IQR 2 → fences [0, 8]: 8 on the fence is kept
-    np.testing.assert_array_equal(figs_b.robust_seeds([2.0, 3.0, 4.0, 5.0, 8.0], [2.0] * 5), [True] * 5)
-    np.testing.assert_array_equal(figs_b.robust_seeds([2.0, 3.0, 4.0, 5.0, 8.01], [2.0] * 5),
+    np.testing.assert_array_equal(b_expansion.robust_seeds([2.0, 3.0, 4.0, 5.0, 8.0], [2.0] * 5), [True] * 5)
+    np.testing.assert_array_equal(b_expansion.robust_seeds([2.0, 3.0, 4.0, 5.0, 8.01], [2.0] * 5),
                                   [True] * 4 + [False])
-    np.testing.assert_array_equal(figs_b.robust_seeds([0.0, 3.0, 4.0, 5.0, 6.0], [2.0] * 5), [True] * 5)
-    np.testing.assert_array_equal(figs_b.robust_seeds([-0.01, 3.0, 4.0, 5.0, 6.0], [2.0] * 5),
+    np.testing.assert_array_equal(b_expansion.robust_seeds([0.0, 3.0, 4.0, 5.0, 6.0], [2.0] * 5), [True] * 5)
+    np.testing.assert_array_equal(b_expansion.robust_seeds([-0.01, 3.0, 4.0, 5.0, 6.0], [2.0] * 5),
                                   [False] + [True] * 4)
     # median over the kept seeds only, even count: C₂ 1, 2, 3, 10 → 2.5 (lower 2, mean 4)
     eps = np.array([0.1, 1.0])
     runs = [({"cell": "gru", "seed": s, "b7_aggregate": "robust"},
              {"eps": eps, "E": np.array([0.01, 1.0]) * e1, "C2": np.full(2, c2), "slope": 2.0})
             for s, (e1, c2) in enumerate(((2.0, 1.0), (3.0, 2.0), (4.0, 3.0), (5.0, 10.0), (9.0, 50.0)))]
-    fig, d = figs_b.fig_b7({"b_expansion": runs})
+    fig, d = b_expansion.fig_b7({"b_expansion": runs})
     plt.close(fig)
     assert list(d["gru"]["kept"]) == [True] * 4 + [False]
     np.testing.assert_allclose(d["gru"]["C2_median"], 2.5)
@@ -259,7 +262,7 @@ def test_b1_author_mu_and_predictors_are_seed_means():
         r = {"lags": [1, 2], "mu_5": np.array([1.0, v]), "mu_author_5": np.array([1.0, 2 * v]),
              "injection_mufit_5": np.array([1.0, v]), "injection_mu0_5": np.array([1.0, np.nan if seed == 1 else v])}
         runs.append(({"cell": "diaggate", "checkpoints": [5], "seed": seed}, r))
-    fig, d = figs_b.fig_b1({"b_s1": runs})
+    fig, d = b_s1.fig_b1({"b_s1": runs})
     plt.close(fig)
     np.testing.assert_allclose(d["diaggate"]["mu_5"], [1.0, 0.4])
     np.testing.assert_allclose(d["diaggate"]["author_mu_5"], [1.0, 0.8])

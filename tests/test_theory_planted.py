@@ -211,7 +211,7 @@ def test_exponent_matches_sympy_and_tolerance_values():
 
 
 def test_a_theory_experiment_keys():
-    from lwsim.figures.experiments import a_theory
+    from lwsim.figures.studies.theory_check import a_theory
     out = a_theory({"law": "power", "alpha": 1.6, "seed": 0, "eps": 200.0, "n_lags": 20,
                     "n_samples": 2000})
     keys = {"law", "alpha", "lags", "f", "n_grid", "h_n", "h_theory", "alpha_hat", "kappa",

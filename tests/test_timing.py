@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from lwsim.figures import experiments, runcache, timing  # noqa: F401  (registers the experiments)
+from lwsim.figures import runcache, studies, timing  # noqa: F401  (registers the experiments)
 from lwsim.figures.__main__ import main
 from lwsim.figures.plan import group_runs
 from lwsim.figures.runner import EXPERIMENTS, Run, run_grid, run_task

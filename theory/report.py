@@ -1,6 +1,6 @@
 """Every derived result as (section, title, LaTeX) -- used by ``python -m theory --latex``.
 
-``python -m theory`` writes docs/derivations.md instead (:func:`write_derivations`; the compact,
+``python -m theory`` writes docs/derivations.md instead (:func:`theory.derivations.write`; the compact,
 documented forms with assumptions and tests live in :mod:`theory.derivations`). The mathematics
 behind each result: docs/theory.md §4.1–4.4.
 """
@@ -13,7 +13,7 @@ from . import expansion as _ex
 from . import scaling as _sc
 from . import stable as _st
 
-__all__ = ["results", "render", "latex", "write_derivations"]
+__all__ = ["results", "render", "latex"]
 
 
 _LATEX_NAMES = {"lam": r"\lambda", "ln_gamma": r"\gamma^{\mathrm{LN}}",
@@ -148,9 +148,3 @@ def render(items) -> str:
         lines.append(f"% {title}")
         lines.append(f"\\[ {tex} \\]")
     return "\n".join(lines)
-
-
-def write_derivations(path=None):
-    """Write docs/derivations.md (or ``path``) with :func:`theory.derivations.write`."""
-    from .derivations import DOCS_PATH, write  # lazy: theory.derivations imports this module
-    return write(path or DOCS_PATH)

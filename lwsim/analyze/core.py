@@ -1,6 +1,6 @@
 """The [A] diagnostic chain on a user's own trained model (docs/analyze.md).
 
-Same calls, with the same arguments, as the figures pipeline (``lwsim.figures.experiments.a_main``),
+Same calls, with the same arguments, as the figures pipeline (``lwsim.figures.studies.main.experiment.a_main``),
 so a model analysed here gives that pipeline's numbers:
 
     envelope f(ℓ) (docs/diagnostics.md §2.5) and matched statistic ψ̄_b(ℓ) (§2.7) in one pass over

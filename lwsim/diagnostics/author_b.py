@@ -18,22 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._conventions import CONVENTIONS, check_conventions  # noqa: F401  (shared with [A])
+from .._conventions import AUTHOR_CELLS, CONVENTIONS, check_conventions, need_author_cell  # noqa: F401  (shared)
 from .._validate import check_int
 from ._util import f64, to_numpy
 
 FLOOR = 1e-12                      # the author's additive floor in AI, CE and the μ̃ ratios
-AUTHOR_CELLS = ("rnn", "constgate", "sharedgate", "diaggate")   # the author's three/four models
-
-
-def need_author_cell(cell):
-    """Return None if ``cell`` is one of the author's models, else raise ValueError.
-
-    See docs/fidelity.md.
-    """
-    if cell.name not in AUTHOR_CELLS:
-        raise ValueError(f"conventions='author' exists for the author's models {AUTHOR_CELLS}, "
-                         f"not for {cell.name!r}")
 
 
 def author_jacobians(cell, params, x, backend="numpy"):

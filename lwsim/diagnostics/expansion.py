@@ -53,7 +53,7 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventio
     ``conventions="author"`` (sharedgate, diaggate: the author's scalar and multi-gate models)
     builds the gate term from the state after the step, diag((h̃_j − h_j) ⊙ s'_j) U_s, as [B]'s
     code does (docs/fidelity.md, "[B]"); the exact term uses h_{j−1}."""
-    from .author_b import check_conventions, need_author_cell
+    from .._conventions import check_conventions, need_author_cell
     if check_conventions(conventions) == "author":
         need_author_cell(cell)
     x = cell.check_x(x)
@@ -182,7 +182,7 @@ def frechet_check(cell, params, x, eps=DEFAULT_EPS, *, backend="numpy", conventi
     ``conventions="author"`` (docs/fidelity.md, "[B]"): the author's gate term B_j (from h_j) and
     the author's product order F = Π in increasing j from the left (A_1 A_2 ⋯ A_T, and L₁ to
     match), i.e. the exact check applied to the time-reversed factor sequence."""
-    from .author_b import check_conventions
+    from .._conventions import check_conventions
     conventions = check_conventions(conventions)
     A, Bm = gate_split(cell, params, x, backend, conventions=conventions)
     if conventions == "author":

@@ -25,7 +25,7 @@ plus the transport factors of 16 sequences under both conventions: its own terms
 
 The predicted core-seconds of a run are  seconds = Σ_term work[term] · c[experiment][term],
 the coefficients c (seconds per unit) fitted once on this machine by ``--calibrate``: it times a
-few probe runs of each experiment (its smoke run, and PROBES: the quick preset's sizes, each term
+few probe runs of each experiment (its smoke run, and its study's probes: the quick preset's sizes, each term
 varied on its own; a wider cell (G) or a larger H at a fixed number of steps separates the FLOP
 terms from ``steps``, which would otherwise be confounded) in one process warmed up by the whole smoke
 preset, with one numba thread (numba compilation excluded; it is paid once per worker process,
@@ -55,115 +55,27 @@ from pathlib import Path
 
 import numpy as np
 
+from .workload import CHUNK, GATES, a_main_work, nlags
+
 CALIBRATION_FILE = "calibration.json"
-CHUNK = 16                      # diagnostics' default sequence chunk (lwsim.diagnostics)
 BASELINE_BYTES = 300e6          # Python + NumPy + numba + lwsim imported
-GATES = {"rnn": 1, "constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}
 TERMS = ("one", "train", "diag", "stats", "steps")
 
 
-def _fwd(c, cell=None):
-    H, D = c.get("H", 32), c.get("D", 1)
-    G = GATES.get(cell or c.get("cell", "diaggate"), 2)
-    return 2.0 * G * H * (H + D) + 12.0 * G * H
-
-
-def _nlags(c):
-    lags = c.get("lags", c.get("n_lags", 1))
-    return len(lags) if isinstance(lags, (list, tuple)) else int(lags)
-
-
-def _a_main(c):
-    T, H, f = c["T"], c["H"], _fwd(c)
-    epochs, n_train, n_val, n_diag = c["epochs"], c["n_train"], c.get("n_val", 0), c["n_diag"]
-    L, K = _nlags(c), c.get("K", 1)
-    methods = c.get("tail_methods", ["auto"])
-    return {"one": 1.0, "train": epochs * (3 * n_train + n_val) * T * f,
-            "diag": n_diag * T * (2 * f + 6 * L * H) + n_diag * T * (2 * f + K * (3 * f + 8 * L * H)),
-            "stats": L * _samples(c) * (len(c.get("n_grid", [1])) + len(methods) * c.get("n_boot", 200) / 100),
-            "steps": epochs * (3 * n_train + n_val) * T + n_diag * T * (4 + 3 * K)}
-
-
-def _a_conventions(c):
-    """a_main's work with the diagnostics and statistics done twice (one per convention), plus
-    both conventions' gate and transport factors of 16 sequences (docs/fidelity.md)."""
-    w = _a_main(c)
-    T, H, f, L = c["T"], c["H"], _fwd(c), _nlags(c)
-    train_steps = c["epochs"] * (3 * c["n_train"] + c.get("n_val", 0)) * T
-    n16 = min(16, c["n_diag"])
-    return {"one": 1.0, "train": w["train"],
-            "diag": 2 * w["diag"] + 2 * n16 * T * (2 * f + L * H * H),
-            "stats": 2 * w["stats"],
-            "steps": train_steps + 2 * (w["steps"] - train_steps) + 2 * n16 * T * (1 + L)}
-
-
-def _samples(c):
-    """Matched-statistic samples per lag: one per sequence, or per time point ("instantaneous")."""
-    n = c["n_diag"] * (c["T"] if c.get("statistic") == "instantaneous" else 1)
-    return min(n, c["fit_subsample"]) if c.get("fit_subsample") else n
-
-
-def _a_fidelity(c):
-    T, H, f = c["T"], c["H"], _fwd(c)
-    lags = c.get("lags", [1])
-    return {"one": 1.0, "train": c["epochs"] * 3 * c["n_train"] * T * f,
-            "diag": c["n_seq"] * (T * 2 * f + c["n_time"] * sum(lags) * H * H * 2),
-            "steps": c["epochs"] * 3 * c["n_train"] * T + c["n_seq"] * T * 2}
-
-
-def _a_theory(c):
-    return {"one": 1.0, "stats": c["n_lags"] * c["n_samples"]}
-
-
-def _b_s1(c):
-    T, H, f = c["T"], c["H"], _fwd(c)
-    n_ck = len(c.get("checkpoints", [0]))
-    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
-            "diag": n_ck * c["probe"] * T * T * H * H,
-            "steps": c["steps"] * c["batch"] * T * 3 + n_ck * c["probe"] * T * T}
-
-
-def _b_s2(c):
-    T, H, f = c["T"], c["H"], _fwd(c)
-    n_ck, L = len(c.get("checkpoints", [0])), _nlags(c)
-    n_conv = len(c["conventions"]) if isinstance(c.get("conventions"), list) else 1
-    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
-            "diag": n_conv * n_ck * (c.get("n_triples", 1) * L * (T * H * H + H ** 3)
-                                     + c.get("n_examples", 1) * T * 3 * f * 4),
-            "steps": c["steps"] * c["batch"] * T * 3 + n_conv * n_ck * (c.get("n_triples", 1) * L * T
-                                                                         + c.get("n_examples", 1) * T * 4)}
-
-
-def _b_expansion(c):
-    T, H = c["T"], c["H"]
-    return {"one": 1.0, "diag": T * H ** 3 * 10}
-
-
-def _a_behaviour(c):
-    """A15 (experiments_behaviour.py): ``steps`` training steps whatever N, validation every
-    ``val_every``; one forward pass for ĉ(ℓ); the matched statistic and tail fits once per null
-    (three: lag, full, author); the envelope only in the largest-N run (1 / number of budgets)."""
-    T, H, f, L, K = c["T"], c["H"], _fwd(c), _nlags(c), c.get("K", 1)
-    nb, n_val, n_diag, n_nulls = len(c.get("budgets", [1])), c.get("n_val", 0), c["n_diag"], 3
-    n_evals = c["steps"] // max(1, c.get("val_every", 1)) + 1
-    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f + n_evals * n_val * T * f,
-            "diag": n_diag * T * f + n_nulls * n_diag * T * (2 * f + K * (3 * f + 8 * L * H))
-            + n_diag * T * (2 * f + 6 * L * H) / nb,
-            "stats": n_nulls * L * n_diag * (len(c.get("n_grid", [1])) + c.get("n_boot", 200) / 100),
-            "steps": c["steps"] * c["batch"] * T * 3 + n_evals * n_val * T + n_nulls * n_diag * T * (4 + 3 * K)}
-
-
-WORK = {"a_main": _a_main, "a_conventions": _a_conventions, "a_behaviour": _a_behaviour, "a_fidelity": _a_fidelity, "a_theory": _a_theory, "b_s1": _b_s1,
-        "b_s2": _b_s2, "b_expansion": _b_expansion}
+def _registry():
+    """(work, memory, probes) of every study, by experiment (lwsim.figures.studies)."""
+    from . import studies
+    return studies.work(), studies.memory(), studies.probes()
 
 
 def work(run):
     """(terms dict, model name) of one run; model is the experiment or 'generic:…' (flagged)."""
     c = run.config
-    if run.experiment in WORK:
-        return WORK[run.experiment](c), run.experiment
+    work_of = _registry()[0]
+    if run.experiment in work_of:
+        return work_of[run.experiment](c), run.experiment
     try:                                  # a new experiment shaped like a_main (train + diagnose)
-        return _a_main(c), "generic:a_main"
+        return a_main_work(c), "generic:a_main"
     except (KeyError, TypeError, ZeroDivisionError):
         return {"one": 1.0}, "generic:fixed"
 
@@ -178,14 +90,15 @@ def peak_bytes(run):
     batch = c.get("batch", c.get("probe", 1))
     trace = batch * (T + 1) * H * (2 * G + 4) * f8 * 1.5         # forward trace + backward buffers
     chunk = CHUNK * (T + 1) * H * 12 * f8                         # one diagnostic chunk's factor arrays
-    L, K = _nlags(c), c.get("K", 1)
+    L, K = nlags(c), c.get("K", 1)
     outputs = (K + 3) * L * c.get("n_diag", 0) * f8               # ψ per direction, samples, counts
     if c.get("statistic") == "instantaneous":                     # ψ_{b,t}: one sample per time point
         outputs += 3 * L * c.get("n_diag", 0) * T * f8
-    if run.experiment == "a_theory":
-        outputs = 4 * c["n_lags"] * c["n_samples"] * f8
-    if run.experiment == "b_s1":
-        chunk += c["probe"] * T * T * H * f8
+    memory = _registry()[1].get(run.experiment)
+    if memory is not None:                                        # the study's own terms (bytes)
+        own = memory(c)
+        outputs = own.get("outputs", outputs)
+        chunk += own.get("chunk", 0.0)
     return BASELINE_BYTES + data + trace + chunk + outputs
 
 
@@ -200,34 +113,6 @@ def _firsts(preset, backend):
     return first
 
 
-# Probe variants per experiment, applied to the quick preset's first run: each varies one term of
-# the model on its own, at sizes near the quick preset's (seconds each), so that the fit is not
-# dominated by the fixed cost of tiny runs.
-PROBES = {
-    "a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
-               dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
-               dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),
-               dict(), dict(cell="lstm"), dict(epochs=10)],   # the quick size itself: G 1 and 4 (FLOPs
-                                                              # against steps), a third of the training
-    "a_conventions": [dict(), dict(epochs=30), dict(n_diag=128), dict(n_boot=20, n_grid=[25, 100, 400]),
-                      dict(cell="lstm")],
-    # each cell once: at H 16 the cells' costs are not linear in G (the fit averages over them)
-    "a_fidelity": [dict(), dict(epochs=12), dict(n_time=60), dict(batch=8), dict(cell="diaggate"),
-                   dict(cell="gru"), dict(cell="lstm")],
-    "a_theory": [dict(), dict(n_samples=5000), dict(law="power"), dict(law="logarithmic", alpha=2.0)],
-    "b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
-             dict(probe=3, steps=100, checkpoints=[0, 50, 100]),
-             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
-             dict(steps=100, checkpoints=[0, 50, 100], H=64)],
-    "b_s2": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
-             dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100]),
-             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
-             dict(steps=100, checkpoints=[0, 50, 100], H=64)],
-    "b_expansion": [dict(), dict(T=50)],
-    "a_behaviour": [dict(), dict(steps=60), dict(n_diag=128), dict(cell="lstm")],
-}
-
-
 def _probes(backend):
     """(warm-up runs: the whole smoke preset, probe runs: each experiment's smoke run and PROBES)."""
     from .figures import FIGURES
@@ -239,7 +124,7 @@ def _probes(backend):
     for name, base in sorted(_firsts("quick", backend).items()):
         if name in smoke:                        # spans the sizes down to the smoke preset's
             probes.append(smoke[name])
-        for upd in PROBES.get(name, [dict()]):
+        for upd in _registry()[2].get(name, [dict()]):
             probes.append(Run.make(name, **{**base.config, **upd}))
     return warm, probes
 
@@ -293,7 +178,7 @@ def cpu_seconds(fn, config):
 def calibrate(cache_dir="runs", backend="numba", progress=True):
     """Time the probe runs once in this process and store the fitted coefficients in
     ``<cache_dir>/calibration.json``; returns that record."""
-    from . import experiments  # noqa: F401
+    from . import studies  # noqa: F401  (registers the experiments)
     from .runner import EXPERIMENTS
     from .runner import limit_threads
     limit_threads(1)                             # rates per core: core-hours = predicted seconds

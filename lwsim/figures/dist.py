@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 
-from .runner import EXPERIMENTS, _failure_text, run_task, thread_env
+from .run import EXPERIMENTS, _failure_text, thread_env
+from .worker import run_task
 
 ALLOWED_FAILURES = 3
 INSTALL_HINT = "pip install 'lwsim[dist]'"

@@ -1,34 +1,16 @@
 """Render the figures: plan the runs, execute the grid (cached), draw, write PNG + JSON + FINDINGS.md."""
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
-from ..io import atomic_write_bytes, atomic_write_json
-from . import experiments  # noqa: F401  (registers the experiments)
-from .figs_a import FIGURES as FIGS_A
-from .figs_b import FIGURES as FIGS_B
+from . import studies
 from .plan import FIG_NEEDS, plan, train_dtype_of
 from .runcache import is_cached
 from .runner import load_result, run_grid
-from .style import declutter_ticks, plt
+from .style import plt, save_figure  # noqa: F401  (save_figure: lwsim.figures.figures' name for it)
 
-from .figs_fidelity import FIGURES as FIGS_FIDELITY  # noqa: E402  (A13: conventions, docs/fidelity.md)
-from .figs_behaviour import FIGURES as FIGS_BEHAVIOUR  # noqa: E402  (A15: learned window, docs/experiments.md §5.6)
-
-FIGURES = {**FIGS_A, **FIGS_B, **FIGS_FIDELITY, **FIGS_BEHAVIOUR}
-
-
-def save_figure(fig, data, name, out, figure_id=None):
-    """Lay out and write ``fig`` as <out>/<name>.png and its ``data`` as <out>/<name>.json."""
-    fig.tight_layout()
-    declutter_ticks(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    atomic_write_bytes(Path(out) / f"{name}.png", buf.getvalue())
-    atomic_write_json(Path(out) / f"{name}.json", {"figure": figure_id or name, "data": data})
+FIGURES = studies.figures()
 
 
 def render(fig_id, results, out):
@@ -113,11 +95,11 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
         print(f"drew {len(fig_ids)} figure(s) into {out}/; writing FINDINGS.md", flush=True)
     dtype = train_dtype_of(groups)
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
-    from .findings_nulls import findings_by_variant      # findings 1–5 under each null and floor
-    by_null = findings_by_variant(results, rendered, FIGURES, out=out)
+    extras = {s.name: s.extra(results, rendered, out) for s in studies.STUDIES   # e.g. findings under each null
+              if s.extra is not None}
     command = (f"python -m lwsim.figures --preset {preset} --out {out} --cache {cache}"
                + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
                + (f" --train-dtype {train_dtype}" if train_dtype else ""))
-    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, by_null=by_null, command=command,
+    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, extras=extras, command=command,
                    results=results)
     return rendered

@@ -147,3 +147,18 @@ def declutter_ticks(fig, tol=0.5):
                     kept.append(e)
             if hidden:
                 axis.set_minor_formatter(_HideSome(axis.get_minor_formatter(), hidden))
+
+
+def save_figure(fig, data, name, out, figure_id=None):
+    """Lay out and write ``fig`` as <out>/<name>.png and its ``data`` as <out>/<name>.json."""
+    import io
+    from pathlib import Path
+
+    from ..io import atomic_write_bytes, atomic_write_json
+    fig.tight_layout()
+    declutter_ticks(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    atomic_write_bytes(Path(out) / f"{name}.png", buf.getvalue())
+    atomic_write_json(Path(out) / f"{name}.json", {"figure": figure_id or name, "data": data})

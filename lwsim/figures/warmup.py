@@ -141,7 +141,7 @@ def warm_up(groups, jobs=1, progress=True, say=print):
     if progress:
         say(f"compiling numba kernels (first run only, about {estimate:.0f} s on the reference "
             f"machine; later runs load them from numba's cache)", flush=True)
-    from . import experiments  # noqa: F401  (registers the experiments)
+    from . import studies  # noqa: F401  (registers the experiments)
     from .runner import EXPERIMENTS
     batches = {}
     for r in runs:                       # one batch per kernel family: no two workers compile the same kernel

@@ -7,7 +7,7 @@ changes and the cost does not grow with N. Then, on the same trained model:
 
 - the learned lag response ĉ(ℓ) on the held-out sequences and the learned window H^beh_N with its
   smooth version (lwsim.diagnostics.behaviour, docs/diagnostics.md §2.11);
-- the diagnostic window Ĥ_N under every null that ``experiments.a_windows`` returns (its tables'
+- the diagnostic window Ĥ_N under every null that ``models.a_windows`` returns (its tables'
   N̂(ℓ) read at this run's N), on the same held-out sequences, with the trained optimizer's rates;
 - at the largest N only, the envelope f(ℓ) and its decay-law fit (the law finding 9 sets beside
   the growth law of H^beh_N).
@@ -23,10 +23,10 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from .experiments import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows
-from .presets import A_CELLS
-from .runner import Run, experiment
-from .timing import part
+from ...models import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows
+from ...presets import A_CELLS
+from ...run import Run, experiment
+from ...timing import part
 
 TRAIN_STREAM = 0xBE4A          # the training sequences' own stream: SeedSequence([seed, N, this])
 
@@ -58,7 +58,7 @@ def behaviour_train_kwargs(c):
 
 def behaviour_runs(preset, backend):
     """The A15 runs of a preset: one per cell × seed × N of ``a_behaviour``'s ``budgets``."""
-    from .presets import PRESETS
+    from ...presets import PRESETS
     c = PRESETS[preset]["a_behaviour"]
     base = {k: v for k, v in c.items() if k != "seeds"}
     return [Run.make("a_behaviour", **base, cell=cell, seed=s, N=int(N), backend=backend)

@@ -3,7 +3,7 @@ docs/experiments.md §5.5, docs/fidelity.md).
 
 An [A] main run stores one detection table per null ("lag", unsuffixed; "full"; "author") and per
 floor ablation ("snr", "ecf", "floors", "f32"), its keys suffixed ``_<name>``
-(experiments.a_null_tables). :func:`null_view` swaps a variant's keys in place of the "lag" ones,
+(models.a_null_tables). :func:`null_view` swaps a variant's keys in place of the "lag" ones,
 so that the same figure builders and finding rules run on every variant: a verdict can then differ
 between variants only through the detection table.
 """
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .experiments import FLOOR_ABLATIONS, NULL_KEYS, NULLS
+from ...common import _growth, by_cell
+from ...models import FLOOR_ABLATIONS, NULL_KEYS, NULLS
+from ...style import plt, save_figure
+from .findings import TITLES, findings
 
 ABLATIONS = tuple(a for a in FLOOR_ABLATIONS if a not in NULLS)      # snr, ecf, floors, f32
 LABELS = {
@@ -59,8 +62,6 @@ def findings_by_variant(results, rendered, figures, out=None):
     rebuilt in memory from the variant's view (``figures``: id → builder), the others reused.
     ``out``: also write the nulls' figures (not the floor ablations') as <out>/<id>_<null>.png/.json,
     their titles marked with the null."""
-    from .findings import findings
-    from .style import plt
     result = {}
     for name in variants(results):
         view = null_view(results, name)
@@ -69,7 +70,6 @@ def findings_by_variant(results, rendered, figures, out=None):
             if fid in rendered:
                 fig, data[fid] = figures[fid](view)
                 if out is not None and name in NULLS and name != "lag":
-                    from .figures import save_figure
                     for ax in fig.axes[:1]:
                         ax.set_title(f"{ax.get_title()} [{name} null]")
                     save_figure(fig, data[fid], f"{fid}_{name}", out, figure_id=fid)
@@ -82,7 +82,6 @@ def findings_by_variant(results, rendered, figures, out=None):
 
 def _per_variant(results, measure):
     """{variant: {cell: [measure(Ĥ_N over the N grid) per seed]}} from the runs."""
-    from .figs_a import by_cell
     out = {}
     for name in variants(results):
         sfx = "" if name == "lag" else f"_{name}"
@@ -98,7 +97,6 @@ def h_last_table(results):
 
 def growth_table(results):
     """{variant: {cell: [Ĥ_N growth over the upper half of the N grid per seed]}} (finding 1's measure)."""
-    from .findings import _growth
     return _per_variant(results, _growth)
 
 
@@ -112,7 +110,6 @@ def null_lines(by_variant, results):
     numbers), then what each of the author's floors does to Ĥ_N and to findings 1 and 5."""
     if not by_variant:
         return []
-    from .findings import TITLES
     nulls = [n for n in NULLS if n in by_variant]
     out = ["## Findings 1–5 under each null", "",
            "The same rules on the same trained models; only the detection table changes "

@@ -2,7 +2,7 @@
 
 A13 computes both conventions on the same trained weights (a small dedicated run, not the a_main
 grid), so the comparison isolates the conventions. The rules are those of findings 1, 2 and 4
-evaluated per convention on the A13 run (:func:`lwsim.figures.figs_fidelity.summary`).
+evaluated per convention on the A13 run (:func:`lwsim.figures.studies.conventions.figures.summary`).
 """
 from __future__ import annotations
 

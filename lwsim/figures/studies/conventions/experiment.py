@@ -12,10 +12,10 @@ from lwsim import diagnostics as dg
 from lwsim import stats
 from lwsim.diagnostics.gamma import gate_factors
 
-from .experiments import train_a_model
-from .presets import A_CELLS
-from .runner import Run, experiment
-from .timing import part
+from ...models import train_a_model
+from ...presets import A_CELLS
+from ...run import Run, experiment
+from ...timing import part
 
 CONVENTIONS = ("lwsim", "author")
 _N_GRID = [25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200]

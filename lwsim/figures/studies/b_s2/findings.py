@@ -68,3 +68,35 @@ def extend_f8(rendered, rows):
     if 8 in rows:
         rows[8][2].extend(f8_conventions(rendered))
     return rows
+
+
+def f8(r):
+    b1, b4 = r.get("B1"), r.get("B4")
+    if not b1 or not b4:
+        return None
+    rows, lagdep = [], 0
+    for m, d in b1.items():
+        keys = [k for k in d if k.startswith("mu_")]
+        mu = np.asarray(d[keys[-1]], float)
+        rows.append(f"B1 {m}: μ̃ at the largest lag (final checkpoint) = {mu[-1]:.3g}")
+        lagdep += mu[-1] < 0.5
+    wins, total = 0, 0
+    for task, models in b4.items():
+        if "diaggate" in models and "rnn" in models:
+            a, b = np.nanmedian(models["diaggate"]["median_last"]), np.nanmedian(models["rnn"]["median_last"])
+            rows.append(f"B4 {task}: median AI multi+SGD {a:.3g} vs plain+Adam {b:.3g}")
+            wins += a >= b
+            total += 1
+    verdict = ("reproduced" if lagdep == len(b1) and total and wins > total / 2 else
+               "not reproduced" if lagdep == 0 and wins <= total / 2 else "inconclusive")
+    return [(8, verdict, rows, "rule: μ̃ < 0.5 at the largest lag for every gated model and multi-gate AI ≥ plain+Adam "
+             "on most tasks")]
+
+
+TITLES = {8: "[B] Gates make the effective learning rate lag-dependent; multi-gate anisotropy ≥ plain RNN + Adam"}
+
+
+def findings(rendered):
+    """Finding 8 (B1 of the S1 study and B4), with its reading under both conventions."""
+    rows = {item[0]: item for item in f8(rendered) or []}
+    return extend_f8(rendered, rows)

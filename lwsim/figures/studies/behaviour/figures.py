@@ -11,9 +11,9 @@ import numpy as np
 
 from lwsim import stats
 
-from .findings_behaviour import growth_law, tracking
-from .presets import A_CELLS
-from .style import band, color, subplots
+from ...presets import A_CELLS
+from ...style import band, color, subplots
+from .findings import growth_law, tracking
 
 NULL_STYLES = ("--", "-.", ":")
 NULL_MARKERS = ("o", "^", "s", "D")

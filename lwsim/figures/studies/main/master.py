@@ -18,8 +18,8 @@ import numpy as np
 
 from lwsim import stats
 
-from .figs_a import _finite_logfit, by_cell
-from .style import color, subplots
+from ...common import _finite_logfit, by_cell
+from ...style import color, subplots
 
 
 def _slope(x, y):

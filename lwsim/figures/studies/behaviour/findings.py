@@ -118,7 +118,7 @@ def f9(rendered):
     a15 = rendered.get("A15")
     if not a15:
         return None
-    from .findings import spread_text
+    from ...common import spread_text
     track, track_s = tracking(a15, "h_beh"), tracking(a15, "h_beh_smooth")
     v, best, which = verdict(track)
     rows = []

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figs_a import by_cell, stack
-from .style import band, color, subplots
+from ...common import by_cell, stack
+from ...style import band, color, subplots
 
 CONVENTIONS = ("lwsim", "author")
 LINES = {"lwsim": "-", "author": "--"}

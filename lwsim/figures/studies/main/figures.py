@@ -1,36 +1,13 @@
-"""Figures of [A] (docs/experiments.md §5.4): A1–A12. Each returns (matplotlib figure, data dict)."""
+"""Figures A1–A9 of the [A] main grid (docs/experiments.md §5.4). Each returns (matplotlib figure,
+data dict); A14 is in master.py."""
 from __future__ import annotations
 
 import numpy as np
 
 from lwsim import stats
 
-from .presets import A_CELLS
-from .style import band, color, subplots
-
-
-def by_cell(runs, optimizer="adamw"):
-    """{cell: [result, ...]} over seeds, for one optimizer."""
-    out = {}
-    for cfg, res in runs:
-        if cfg.get("optimizer", "adamw") == optimizer:
-            out.setdefault(cfg["cell"], []).append(res)
-    return {c: out[c] for c in A_CELLS if c in out}
-
-
-def stack(results, key):
-    return np.array([np.asarray(r[key], dtype=float) for r in results])
-
-
-def _finite_logfit(x, y):
-    ok = np.isfinite(x) & np.isfinite(y)
-    if ok.sum() < 3 or np.ptp(x[ok]) == 0:
-        return {"slope": None, "intercept": None, "r2": None, "n": int(ok.sum())}
-    b, a = np.polyfit(x[ok], y[ok], 1)
-    pred = a + b * x[ok]
-    ss = ((y[ok] - y[ok].mean()) ** 2).sum()
-    return {"slope": float(b), "intercept": float(a),
-            "r2": float(1 - ((y[ok] - pred) ** 2).sum() / ss) if ss > 0 else None, "n": int(ok.sum())}
+from ...common import _finite_logfit, by_cell, stack
+from ...style import band, color, subplots
 
 
 def fig_a1(R):
@@ -240,88 +217,4 @@ def fig_a9(R):
     return fig, data
 
 
-def fig_a10(R):
-    runs = list(R["a_main"]) + list(R["a_compare"])
-    opts = sorted({cfg["optimizer"] for cfg, _ in runs})
-    cells = [c for c in A_CELLS if any(cfg["cell"] == c for cfg, _ in runs)]
-    fig, axes = subplots(len(cells) + 1, ncols=3)
-    data = {}
-    from .style import OPT_STYLES
-    for ax, cell in zip(axes, cells):
-        data[cell] = {}
-        for o in opts:
-            rs = [res for cfg, res in runs if cfg["cell"] == cell and cfg["optimizer"] == o]
-            if not rs:
-                continue
-            lags = np.asarray(rs[0]["lags"], float)
-            m, _ = band(ax, lags, stack(rs, "f"), o, color(cell), ls=OPT_STYLES.get(o, "-"), logy=True)
-            tau = np.concatenate([np.asarray(r["tau"], float) for r in rs])
-            tau = tau[np.isfinite(tau)]
-            data[cell][o] = {"f_mean": m, "tau_median": float(np.median(tau)) if tau.size else None}
-        ax.set(yscale="log", title=f"A10 {cell}", xlabel="lag ℓ")
-        ax.legend(fontsize=6)
-    ax = axes[-1]
-    for i, o in enumerate(opts):
-        meds = [data[c].get(o, {}).get("tau_median") or np.nan for c in cells]
-        ax.bar(np.arange(len(cells)) + 0.8 * i / len(opts), meds, width=0.8 / len(opts), label=o)
-    ax.set_xticks(np.arange(len(cells)) + 0.3, cells, fontsize=7)
-    ax.set(ylabel=r"median $\tau_q$", title="time scales per optimizer")
-    ax.legend(fontsize=6)
-    return fig, data
-
-
-def fig_a11(R):
-    runs = R["a_fidelity"]
-    cells = [c for c in A_CELLS if any(cfg["cell"] == c for cfg, _ in runs)]
-    fig, axes = subplots(len(cells), ncols=3)
-    table = []
-    for ax, cell in zip(axes, cells):
-        for cfg, r in runs:
-            if cfg["cell"] != cell:
-                continue
-            lags = np.asarray(r["lags"], float)
-            ax.plot(lags, r["f_exact"], "-", color=color(cell), lw=1)
-            ax.plot(lags, r["f_approx"], "--", color="k", lw=0.8)
-            table.append({"cell": cell, "optimizer": cfg["optimizer"], "seed": cfg["seed"],
-                          "spearman": r["spearman"], "pearson_log": r["pearson_log"],
-                          "slope_ratio": r["slope_ratio"],
-                          "offdiag_mean": float(np.nanmean(np.asarray(r["offdiag"], float)))})
-        ax.set(xscale="log", yscale="log", title=f"A11 {cell}: exact (solid) vs 1st order", xlabel="lag ℓ")
-    return fig, {"table": table}
-
-
-def fig_a12(R):
-    runs = R["a_theory"]
-    laws = sorted({cfg["law"] for cfg, _ in runs}, key=["exponential", "power", "logarithmic"].index)
-    fig, axes = subplots(len(laws), ncols=3)
-    data = {}
-    for ax, law in zip(axes, laws):
-        data[law] = []
-        law_runs = [x for x in runs if x[0]["law"] == law]
-        alphas = sorted({cfg["alpha"] for cfg, _ in law_runs})
-        labelled = set()
-        for cfg, r in law_runs:
-            # one colour and one legend entry per α (the seeds of an α share both)
-            c = f"C{alphas.index(cfg['alpha']) % 10}"
-            first = cfg["alpha"] not in labelled
-            labelled.add(cfg["alpha"])
-            ax.plot(r["n_grid"], r["h_n"], "o", ms=3, color=c,
-                    label=f"α={cfg['alpha']}: measured (dots), theory (line)" if first else None)
-            ax.plot(r["n_grid"], np.clip(r["h_theory"], 0, None), "-", color=c, lw=1)
-            data[law].append({"alpha": cfg["alpha"], "seed": cfg["seed"], "N": r["n_grid"],
-                              "H_measured": r["h_n"], "H_theory": r["h_theory"],
-                              **{k: r[k] for k in ("exponent_measured", "exponent_theory") if k in r}})
-        ax.set(xscale="log", xlabel="N", ylabel=r"$H_N$", title=f"A12 planted {law} envelope")
-        ax.legend(fontsize=6)
-    return fig, data
-
-
-FIGURES = {f"A{i}": globals()[f"fig_a{i}"] for i in range(1, 13)}
-
-def fig_a14(R):
-    """A14: the master law factor by factor (lwsim.figures.figs_master, which imports this module)."""
-    from .figs_master import fig_a14 as draw
-    return draw(R)
-
-
-FIGURES["A14"] = fig_a14
+FIGURES = {f"A{i}": globals()[f"fig_a{i}"] for i in range(1, 10)}

@@ -1,0 +1,207 @@
+"""Trainings and detection tables shared by several studies (docs/experiments.md §5.3).
+
+The [A] model (multilag task, cell, initial parameters, optimizer, training in the preset's dtype,
+cast to float64), its detection tables under each null (``a_null_tables``, ``a_windows``), the
+decay-law dict every study stores, and the [B] cell. Imports no study: the studies import it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import lwsim
+from lwsim import diagnostics as dg
+from lwsim import stats
+from lwsim.tasks import make as make_task
+from lwsim.train import train
+
+from .timing import part
+
+
+
+
+def _train_kwargs(opt, lr, weight_decay=0.0):
+    kw = {"lr": lr}
+    if opt == "adamw":
+        kw["weight_decay"] = weight_decay
+    return kw
+
+
+def _curves(res):
+    c = res.curves
+    out = {"curve_val_step": np.asarray(c.get("val_step", []), dtype=float),
+           "curve_val_mse": np.asarray(c.get("val_mse", []), dtype=float),
+           "curve_val_r2": np.asarray(c.get("val_r2", []), dtype=float)}
+    if "epoch_train_loss" in c:
+        out["curve_train_loss"] = np.asarray(c["epoch_train_loss"], dtype=float)
+    else:
+        out["curve_train_loss"] = np.asarray(c.get("train_loss", []), dtype=float)
+    return out
+
+
+def _train_dtype(c):
+    """The preset's training dtype (``train_dtype``; float64 when absent). [A] and [B] trained in
+    PyTorch's default float32; lwsim's presets do the same (docs/experiments.md §5.3)."""
+    dt = c.get("train_dtype", "float64")
+    if dt not in ("float32", "float64"):
+        raise ValueError(f"train_dtype must be 'float32' or 'float64', got {dt!r}")
+    return dt
+
+
+def _float64(cell, res):
+    """The trained cell and result in float64, cast once: diagnostics and statistics always run
+    in float64 whatever the training dtype."""
+    if cell.dtype == np.float64:
+        return cell, res
+    return cell.with_dtype("float64"), res.astype("float64")
+
+
+def _a_cell(name, c):
+    opts = {"layernorm": True, "readout": "every", "dtype": _train_dtype(c)}
+    if name == "constgate":
+        opts["s"] = c["s0"]
+    return lwsim.make_cell(name, c["D"], c["H"], **opts)
+
+
+def _a_params(cell, c):
+    """Initial parameters for the preset's ``gate_init`` (presets.py, docs/experiments.md §5.3):
+    "lwsim"/"final" paper_a with gate biases logit(s0) (GRU: update gate), LSTM forget bias
+    logit(0.95) ("lwsim") or logit(0.5) ("final"); "v1" as "lwsim" but GRU/LSTM biases drawn from
+    PyTorch's nn.Linear(D, H) default U(−1/√D, 1/√D) (the earlier code left them at PyTorch's init)."""
+    mode = c.get("gate_init", "lwsim")
+    if mode not in ("lwsim", "final", "v1"):
+        raise ValueError(f"gate_init must be 'lwsim', 'final' or 'v1', got {mode!r}")
+    params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"], f0=0.5 if mode == "final" else 0.95)
+    if mode == "v1" and cell.name in ("gru", "lstm"):
+        rng = np.random.default_rng([c["seed"], 0x7631])
+        bound = 1.0 / np.sqrt(c["D"])
+        for k in sorted(params):
+            if k.startswith("b_") and k != "b_out":
+                params[k] = rng.uniform(-bound, bound, params[k].shape).astype(cell.dtype)
+    return params
+
+
+def _a_detection(samples, lags, c, **null):
+    """One detection table per tail method in ``tail_methods`` (the first is the main one);
+    ``null``: detection_table's noise/noise_samples/floors (docs/statistics.md §3.3)."""
+    kw = dict(eps=c["eps"], seed=c["seed"], n_boot=c.get("n_boot", 200), min_samples=c.get("min_samples"),
+              cap_budget=c.get("cap_budget", False), fit_subsample=c.get("fit_subsample"), **null)
+    return {m: stats.detection_table(samples, lags, c["n_grid"], method=m, **kw)
+            for m in c.get("tail_methods", ["auto"])}
+
+
+def train_a_model(c):
+    """The [A] training of a run configuration: multilag data, the cell, its preset's initial
+    parameters, the optimizer, trained in the preset's ``train_dtype`` (docs/experiments.md §5.3).
+    Returns (dataset, cell, TrainResult), the cell and result cast to float64."""
+    with part("training"):
+        task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"],
+                         coefs=c["task_coefs"], sigma_y=c["sigma_y"])
+        ds = task.dataset(c["n_train"], c["n_val"], c["n_diag"], seed=c["seed"])
+        cell = _a_cell(c["cell"], c)
+        res = train(cell, _a_params(cell, c), ds, optimizer=c["optimizer"],
+                    optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
+                    epochs=c["epochs"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"],
+                    seed=c["seed"], progress=False)
+        cell, res = _float64(cell, res)
+    return ds, cell, res
+
+
+NULLS = ("lag", "full", "author")   # the detection nulls of docs/statistics.md §3.3 (a_windows)
+# the author's floors one at a time (docs/fidelity.md): name → (float32 diagnostics, floors)
+FLOOR_ABLATIONS = {"snr": (False, ("snr",)), "ecf": (False, ("ecf",)), "floors": (False, ("snr", "ecf")),
+                   "f32": (True, ()), "author": (True, ("snr", "ecf"))}
+# run keys of a detection table (stored with the suffix _<null> for every null but "lag") → its field
+TABLE_KEYS = {"mean": "mean", "alpha_hat": "alpha", "sigma_hat": "sigma", "kappa_hat": "kappa", "n_hat": "n_hat",
+              "n_star": "n_star", "reliable": "reliable", "h_n": "h_n"}
+NULL_KEYS = (*TABLE_KEYS, "master")
+
+
+def _float32_model(cell, params):
+    """The model in float32 (the author's diagnostic arithmetic): exact for float32-trained weights."""
+    return cell.with_dtype("float32"), {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+
+
+def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None, **matched_kw):
+    """The envelope, the matched statistic and a detection table per null and floor ablation for
+    one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md).
+
+    Returns (env, ms, tables): tables[name] = {tail method: DetectionTable} for every name in
+    ``nulls`` ("lag", "full", "author") and ``ablations`` (keys of FLOOR_ABLATIONS). "full" tests
+    m̄ against the whole per-sequence update (MatchedStatistic.full_null); "author" is "lag" with
+    the author's floors on float32 diagnostics. The float32 pass runs only when a name needs it.
+    """
+    import contextlib
+    timer = timer or (lambda name: contextlib.nullcontext())
+    lags = np.asarray(c["lags"])
+    names = list(nulls) + [a for a in ablations if a not in nulls]
+    bad = [n for n in names if n not in ("lag", "full") and n not in FLOOR_ABLATIONS]
+    if bad:
+        raise ValueError(f"unknown null(s) {bad}: use 'lag', 'full' or one of {sorted(FLOOR_ABLATIONS)}")
+    statistic = matched_kw.get("statistic", "sequence")
+    engine = "numpy" if statistic == "instantaneous" else "numba"
+    common = dict(n_directions=c["K"], seed=c["seed"], orient=c.get("orient", False), engine=engine,
+                  backend=c["backend"], progress=False, timer=timer, **matched_kw)
+    env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
+                                      **common)
+    ms32 = None
+    diag32 = c.get("diag_dtype", "float64")
+    if diag32 not in ("float64", "float32"):
+        raise ValueError(f"diag_dtype must be 'float64' or 'float32', got {diag32!r}")
+    diag32 = diag32 == "float32"                       # the "lag" table on the author's arithmetic
+    if diag32 or any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
+        cell32, p32 = _float32_model(cell, params)   # the matched statistic only: the envelope is float64's
+        kw32 = {k: v for k, v in common.items() if k not in ("timer", "envelope_kwargs")}
+        with timer("matched"):
+            ms32 = dg.matched_statistic(cell32, p32, x_diag, y_diag, rates, lags, dtype="float32", **kw32)
+    tables = {}
+    with timer("tails"):
+        for n in names:
+            if n == "lag":
+                tables[n] = _a_detection((ms32 if diag32 else ms).samples, lags, c)
+            elif n == "full":
+                signal, noise = ms.full_null()
+                tables[n] = _a_detection(signal, lags, c, noise="full", noise_samples=noise)
+            else:
+                f32, floors = FLOOR_ABLATIONS[n]
+                tables[n] = _a_detection((ms32 if f32 else ms).samples, lags, c, floors=floors)
+    return env, ms, tables
+
+
+def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS):
+    """Detection tables of one trained model under each null: {null: stats.DetectionTable}.
+
+    "lag": each lag's statistic against its own (transported) spread; "full": against the spread of
+    the whole per-sequence update along the same directions; "author": "lag" with the author's
+    floors and float32 diagnostics (docs/statistics.md §3.3, docs/fidelity.md). ``c`` is a run
+    configuration with the [A] keys lags, n_grid, eps, K, seed, backend (and the a_main options).
+    The tables' ``h_n`` is Ĥ_N over ``c["n_grid"]``; Ĥ_N at any budget N is
+    ``stats.learnability_window(t.lags, t.n_hat, N)``.
+    """
+    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls)
+    return {n: next(iter(t.values())) for n, t in tables.items()}
+
+
+
+def _master(det, f):
+    """The master fit on the detectable lags of one detection table (docs/statistics.md §3.5)."""
+    finite = np.isfinite(det.n_hat)
+    try:
+        return stats.fit_master(det.n_hat[finite], det.kappa[finite], f[finite]).__dict__
+    except ValueError as exc:                       # too few detectable lags at this size
+        return {"error": str(exc)}
+
+
+def _decay_dict(decay):
+    return {"selected": decay.selected, "selected_bic": decay.selected_bic, "n": decay.n,
+            "fits": {law: {"params": f.params, "r2": f.r2, "ssr": f.ssr, "aic": f.aic, "bic": f.bic}
+                     for law, f in decay.fits.items()}}
+
+
+
+def _b_cell(name, c, readout="last"):
+    opts = {"bias": False, "readout": readout, "dtype": _train_dtype(c)}
+    if name == "constgate":
+        opts["s"] = c.get("s", 0.8)
+    return lwsim.make_cell(name, c["D"], c["H"], **opts)
+
+

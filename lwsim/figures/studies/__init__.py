@@ -1,0 +1,56 @@
+"""The registry of studies: the one place where the engine learns what studies exist (docs/project.md,
+"Studies"). Adding a study is one new module under this package and one line below.
+
+Order matters only for FINDINGS.md's sections before and after the numbered findings; figures are
+listed in natural order of their ids, findings by number.
+"""
+from __future__ import annotations
+
+import re
+
+from ..study import check
+from . import b_expansion, b_s1, b_s2, behaviour, conventions, fidelity, main, optimizers, theory_check
+
+STUDIES = tuple(m.STUDY for m in (
+    main, optimizers, fidelity, theory_check, conventions, behaviour, b_s1, b_s2, b_expansion,
+))
+check(STUDIES)
+
+
+def _natural(fig_id):
+    m = re.fullmatch(r"([A-Za-z]+)(\d+)", fig_id)
+    return (m.group(1), int(m.group(2))) if m else (fig_id, 0)
+
+
+def figures():
+    """{figure id: draw function} of every study, ids in natural order (A1 … A15, B1 … B8)."""
+    out = {k: f for s in STUDIES for k, f in s.figures.items()}
+    return {k: out[k] for k in sorted(out, key=_natural)}
+
+
+def needs():
+    """{figure id: run groups it reads}."""
+    return {k: tuple(v) for s in STUDIES for k, v in s.needs.items()}
+
+
+def group_builders():
+    """{run group: fn(preset, backend) -> [Run]}."""
+    return {g: fn for s in STUDIES for g, fn in s.groups.items()}
+
+
+def titles():
+    """{finding number: title} of the findings in the standard format, by number."""
+    out = {k: t for s in STUDIES for k, t in s.titles.items()}
+    return {k: out[k] for k in sorted(out)}
+
+
+def work():
+    return {e: fn for s in STUDIES for e, fn in s.work.items()}
+
+
+def memory():
+    return {e: fn for s in STUDIES for e, fn in s.memory.items()}
+
+
+def probes():
+    return {e: p for s in STUDIES for e, p in s.probes.items()}

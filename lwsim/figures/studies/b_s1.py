@@ -1,0 +1,164 @@
+"""[B]'s S1 study (B1–B3, docs/experiments.md §5.4): effective-learning-rate profiles over training
+checkpoints on the adding task, per model. Finding 8 reads B1 (in the S2 study, with B4)."""
+from __future__ import annotations
+
+import numpy as np
+
+from lwsim import diagnostics as dg
+from lwsim.tasks import make as make_task
+from lwsim.train import train
+
+from ..models import _b_cell, _float64
+from ..presets import B_MODELS, PRESETS
+from ..run import Run, experiment
+from ..study import Study
+from ..style import band, color, subplots
+from ..timing import part
+from ..workload import fwd
+
+
+def s1_runs(preset, backend):
+    c = PRESETS[preset]["b_s1"]
+    base = {k: v for k, v in c.items() if k != "seeds"}
+    return [Run.make("b_s1", **base, cell=m, seed=s, backend=backend) for m in B_MODELS for s in c["seeds"]]
+
+
+@experiment("b_s1")
+def b_s1(c):
+    """Effective-LR profiles over checkpoints on the adding task (B1–B3)."""
+    task = make_task("adding", T=c["T"], D=c["D"], seed=c["seed"])
+    cell = _b_cell(c["cell"], c)
+    params = cell.init_params(seed=c["seed"], scheme="torch")
+    with part("training"):
+        res = train(cell, params, task, optimizer="sgd", optimizer_kwargs={"lr": c["lr"]},
+                    steps=c["steps"], batch_size=c["batch"], backend=c["backend"], seed=c["seed"],
+                    checkpoints=c["checkpoints"], validate=False, progress=False)
+        cell, res = _float64(cell, res)
+    x_probe, _ = task.batch(c["probe"], c["seed"] + 7919)
+    out = {}
+    convs = c.get("conventions", "lwsim")
+    convs = [convs] if isinstance(convs, str) else list(convs)
+    for ck in c["checkpoints"]:
+        # conventions "author": [B]'s approximations (docs/fidelity.md), keys with suffix _author
+        # (unsuffixed when it is the only one); min_points 50 as [B]
+        for conv in convs:
+            sfx = "" if conv == convs[0] else f"_{conv}"
+            with part("diagnostics"):
+                prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.get("min_points", 10),
+                                     backend=c["backend"], progress=False, conventions=conv, seed=c["seed"])
+            out[f"mu{sfx}_{ck}"] = prof.mu
+            for pr in prof.predictors.values():
+                out[f"{pr.name}{sfx}_mu0_{ck}"] = pr.mu0
+                out[f"{pr.name}{sfx}_mufit_{ck}"] = pr.mu_fit
+                out[f"{pr.name}{sfx}_s_{ck}"] = float(pr.fit.s) if pr.fit is not None else float("nan")
+                out[f"{pr.name}{sfx}_r2_{ck}"] = float(pr.fit.r2) if pr.fit is not None else float("nan")
+        out["lags"] = prof.lags
+        out["predictor_names"] = sorted(prof.predictors)
+    return out
+
+
+def _s1(R):
+    out = {}
+    for cfg, r in R["b_s1"]:
+        out.setdefault(cfg["cell"], []).append((cfg, r))
+    return {m: out[m] for m in B_MODELS if m in out}
+
+
+def fig_b1(R):
+    models = _s1(R)
+    fig, axes = subplots(len(models), ncols=3)
+    data = {}
+    for ax, (m, runs) in zip(axes, models.items()):
+        cks = runs[0][0]["checkpoints"]
+        lags = np.asarray(runs[0][1]["lags"], float)
+        data[m] = {"lags": lags}
+        for j, ck in enumerate(cks):
+            mu, _ = band(ax, lags, np.array([r[f"mu_{ck}"] for _, r in runs]), f"it {ck}",
+                         f"C{j}", logy=True)
+            data[m][f"mu_{ck}"] = mu
+            if f"mu_author_{ck}" in runs[0][1]:        # the author's conventions, same runs
+                data[m][f"author_mu_{ck}"] = np.nanmean([r[f"mu_author_{ck}"] for _, r in runs], axis=0)
+        # b1_predictors "all" ([B]'s figure): the fitted predictors at every checkpoint
+        every = runs[0][0].get("b1_predictors", "last") == "all"
+        for j, ck in enumerate(cks if every else cks[-1:]):
+            for name, ls in (("retention", "--"), ("injection", ":")):
+                if f"{name}_mufit_{ck}" not in runs[0][1]:
+                    continue
+                pred = np.nanmean([r[f"{name}_mufit_{ck}"] for _, r in runs], axis=0)
+                mu0 = np.nanmean([r[f"{name}_mu0_{ck}"] for _, r in runs], axis=0)
+                ax.plot(lags, pred, ls, color=f"C{cks.index(ck)}" if every else "k", lw=1,
+                        label=f"{name} fit (it {ck})")
+                data[m][f"{name}_fit_{ck}"] = pred
+                data[m][f"{name}_mu0_{ck}"] = mu0
+        ax.set(yscale="log", xlabel="lag h", ylabel=r"$\tilde\mu(h)$", title=f"B1 {m}")
+        ax.legend(fontsize=6)
+    return fig, data
+
+
+def fig_b2(R):
+    models = _s1(R)
+    fig, axes = subplots(len(models), ncols=3)
+    data = {}
+    for ax, (m, runs) in zip(axes, models.items()):
+        cks = runs[0][0]["checkpoints"]
+        lags = np.asarray(runs[0][1]["lags"], float)
+        Z = np.log10(np.array([np.nanmean([r[f"mu_{ck}"] for _, r in runs], axis=0) for ck in cks]))
+        im = ax.imshow(Z.T, aspect="auto", origin="lower", cmap="viridis",
+                       extent=[-0.5, len(cks) - 0.5, lags[0], lags[-1]])
+        ax.set_xticks(range(len(cks)), [str(c) for c in cks])
+        ax.set(xlabel="checkpoint (iteration)", ylabel="lag h", title=fr"B2 {m}: $\log_{{10}}\tilde\mu$")
+        fig.colorbar(im, ax=ax)
+        data[m] = {"checkpoints": cks, "lags": lags, "log10_mu": Z}
+    return fig, data
+
+
+B3_PREDICTORS = ("injection", "retention")
+
+
+def fig_b3(R):
+    """s(ℓ) of log S = a + s log P. Default P = Π_{j=k}^{t} g_j ("injection"): [B] defines its
+    predictor as the gate product Π g (α^{t−k} for the leaky model), so B3 is about that product;
+    ``b3_predictor="retention"`` plots the fit on Π (1 − g) instead (docs/fidelity.md, "[B]")."""
+    models = _s1(R)
+    fig, (ax,) = subplots(1, size=(5.5, 4))
+    data = {}
+    pred = "injection"
+    for m, runs in models.items():
+        pred = runs[0][0].get("b3_predictor", "injection")
+        if pred not in B3_PREDICTORS:
+            raise ValueError(f"b3_predictor must be one of {B3_PREDICTORS}, got {pred!r}")
+        cks = runs[0][0]["checkpoints"]
+        S = np.array([[r[f"{pred}_s_{ck}"] for ck in cks] for _, r in runs], dtype=float)
+        mean, sd = band(ax, cks, S, m, color(m))
+        r2 = np.array([[r[f"{pred}_r2_{ck}"] for ck in cks] for _, r in runs], dtype=float)
+        data[m] = {"checkpoints": cks, "predictor": pred, "s_mean": mean, "s_sd": sd,
+                   "r2_mean": np.nanmean(r2, axis=0)}
+        for other in B3_PREDICTORS:
+            data[m][f"s_mean_{other}"] = np.nanmean(
+                np.array([[r[f"{other}_s_{ck}"] for ck in cks] for _, r in runs], dtype=float), axis=0)
+    label = r"$\prod g$" if pred == "injection" else r"$\prod (1-g)$"
+    ax.set(xlabel="iteration", ylabel=f"fitted power s (predictor {label})", title="B3 fitted slope vs training")
+    ax.legend(fontsize=7)
+    return fig, data
+
+
+def _b_s1(c):
+    T, H, f = c["T"], c["H"], fwd(c)
+    n_ck = len(c.get("checkpoints", [0]))
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
+            "diag": n_ck * c["probe"] * T * T * H * H,
+            "steps": c["steps"] * c["batch"] * T * 3 + n_ck * c["probe"] * T * T}
+
+
+def _memory(c):
+    """One probe batch's T × T × H transport factors on top of the chunk."""
+    return {"chunk": c["probe"] * c["T"] * c["T"] * c["H"] * 8.0}
+
+
+FIGURES = {"B1": fig_b1, "B2": fig_b2, "B3": fig_b3}
+STUDY = Study(name="b_s1", docs="docs/experiments.md §5.4 (B1–B3)", groups={"b_s1": s1_runs},
+              figures=FIGURES, needs={k: ("b_s1",) for k in FIGURES}, work={"b_s1": _b_s1},
+              memory={"b_s1": _memory}, probes={"b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
+             dict(probe=3, steps=100, checkpoints=[0, 50, 100]),
+             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
+             dict(steps=100, checkpoints=[0, 50, 100], H=64)]})

@@ -1,0 +1,38 @@
+"""[B]'s S2 study (B4–B6, finding 8; docs/experiments.md §5.4–5.5): anisotropy of Jacobian products
+and of the gradient covariance over checkpoints, per task × model (experiment.py), its figures
+(figures.py) and finding 8 under both conventions (findings.py, which also reads the S1 study's B1)."""
+from __future__ import annotations
+
+from ...presets import B_S2_MODELS, PRESETS
+from ...run import Run
+from ...study import Study
+from ...workload import fwd, nlags
+from . import experiment  # noqa: F401  (registers b_s2)
+from .figures import FIGURES
+from .findings import TITLES, findings
+
+
+def s2_runs(preset, backend):
+    c = PRESETS[preset]["b_s2"]
+    base = {k: v for k, v in c.items() if k not in ("seeds", "tasks")}
+    return [Run.make("b_s2", **base, cell=m, optimizer=o, lr=lr, task=t, seed=s, backend=backend)
+            for t in c["tasks"] for (m, o, lr) in B_S2_MODELS for s in c["seeds"]]
+
+
+def _b_s2(c):
+    T, H, f = c["T"], c["H"], fwd(c)
+    n_ck, L = len(c.get("checkpoints", [0])), nlags(c)
+    n_conv = len(c["conventions"]) if isinstance(c.get("conventions"), list) else 1
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
+            "diag": n_conv * n_ck * (c.get("n_triples", 1) * L * (T * H * H + H ** 3)
+                                     + c.get("n_examples", 1) * T * 3 * f * 4),
+            "steps": c["steps"] * c["batch"] * T * 3 + n_conv * n_ck * (c.get("n_triples", 1) * L * T
+                                                                         + c.get("n_examples", 1) * T * 4)}
+
+
+STUDY = Study(name="b_s2", docs="docs/experiments.md §5.4 (B4–B6), §5.5 (finding 8)", groups={"b_s2": s2_runs},
+              figures=FIGURES, needs={k: ("b_s2",) for k in FIGURES}, titles=TITLES, findings=findings,
+              work={"b_s2": _b_s2}, probes={"b_s2": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
+             dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100]),
+             dict(steps=100, checkpoints=[0, 50, 100], cell="diaggate"),
+             dict(steps=100, checkpoints=[0, 50, 100], H=64)]})

@@ -1,0 +1,39 @@
+"""Behaviour study (A15, finding 9; docs/experiments.md §5.6): does the diagnostic window Ĥ_N track
+the window a network learns? experiment.py: runs and computation; figures.py: A15; findings.py:
+finding 9's rule and section."""
+from __future__ import annotations
+
+from ...study import Study
+from ...workload import fwd, nlags
+from .experiment import behaviour_runs
+from .figures import FIGURES
+from .findings import TITLE, f9, finding9_lines
+
+
+def _a_behaviour(c):
+    """A15 (experiment.py): ``steps`` training steps whatever N, validation every
+    ``val_every``; one forward pass for ĉ(ℓ); the matched statistic and tail fits once per null
+    (three: lag, full, author); the envelope only in the largest-N run (1 / number of budgets)."""
+    T, H, f, L, K = c["T"], c["H"], fwd(c), nlags(c), c.get("K", 1)
+    nb, n_val, n_diag, n_nulls = len(c.get("budgets", [1])), c.get("n_val", 0), c["n_diag"], 3
+    n_evals = c["steps"] // max(1, c.get("val_every", 1)) + 1
+    return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f + n_evals * n_val * T * f,
+            "diag": n_diag * T * f + n_nulls * n_diag * T * (2 * f + K * (3 * f + 8 * L * H))
+            + n_diag * T * (2 * f + 6 * L * H) / nb,
+            "stats": n_nulls * L * n_diag * (len(c.get("n_grid", [1])) + c.get("n_boot", 200) / 100),
+            "steps": c["steps"] * c["batch"] * T * 3 + n_evals * n_val * T + n_nulls * n_diag * T * (4 + 3 * K)}
+
+
+def _headline(rendered):
+    nine = f9(rendered)
+    return [(9, TITLE, nine[1] if nine else None)]
+
+
+def _after(rendered, results, extra):
+    return finding9_lines(rendered)
+
+
+STUDY = Study(name="behaviour", docs="docs/experiments.md §5.6 (A15, finding 9)",
+              groups={"a_behaviour": behaviour_runs}, figures=FIGURES, needs={k: ("a_behaviour",) for k in FIGURES},
+              headline=_headline, after=_after, work={"a_behaviour": _a_behaviour},
+              probes={"a_behaviour": [dict(), dict(steps=60), dict(n_diag=128), dict(cell="lstm")]})

@@ -1,0 +1,46 @@
+"""[A] main grid (A1–A9, A14; findings 1–5 under each null; docs/experiments.md §5.3–5.5).
+
+experiment.py: the ``a_main`` experiment (train on multilag, then envelope, time scales, matched
+statistic, tail fits, Ĥ_N under each null); figures.py: A1–A9; master.py: A14; findings.py:
+findings 1–5 and the trainings' R²; nulls.py: findings 1–5 under each null and floor, with the
+nulls' figures <id>_<null>.png.
+"""
+from __future__ import annotations
+
+from ...presets import A_CELLS, PRESETS
+from ...run import Run
+from ...study import Study
+from ...workload import a_main_work
+from . import experiment  # noqa: F401  (registers a_main)
+from .figures import FIGURES as _FIGS
+from .findings import TITLES, findings, training_lines
+from .master import fig_a14
+from .nulls import findings_by_variant, null_lines
+
+FIGURES = {**_FIGS, "A14": fig_a14}
+
+
+def main_runs(preset, backend):
+    """The a_main runs: every [A] cell × seed, trained with AdamW."""
+    c = PRESETS[preset]["a_main"]
+    base = {k: v for k, v in c.items() if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")}
+    return [Run.make("a_main", **base, cell=cell, seed=s, optimizer="adamw", backend=backend)
+            for cell in A_CELLS for s in c["seeds"]]
+
+
+def _extra(results, rendered, out):
+    """Findings 1–5 under each null and floor (the nulls' figures written into ``out``)."""
+    return findings_by_variant(results, rendered, FIGURES, out=out)
+
+
+def _before(rendered, results, extra):
+    return null_lines(extra or {}, results or {}) + training_lines(rendered)
+
+
+STUDY = Study(name="main", docs="docs/experiments.md §5.3–5.5 (A1–A9, A14, findings 1–5)",
+              groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
+              titles=TITLES, findings=findings, extra=_extra, before=_before,
+              work={"a_main": a_main_work}, probes={"a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
+               dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
+               dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),
+               dict(), dict(cell="lstm"), dict(epochs=10)]})
