@@ -13,7 +13,8 @@ from ...study import Study
 from ...workload import a_main_work
 from . import experiment  # noqa: F401  (registers a_main)
 from .figures import FIGURES as _FIGS
-from .findings import TITLES, findings, training_lines
+from .findings import TITLES, training_lines
+from .findings import findings as findings_1_5   # not the name ``findings``: that is the submodule
 from .master import fig_a14
 from .nulls import findings_by_variant, null_lines
 
@@ -39,7 +40,7 @@ def _before(rendered, results, extra):
 
 STUDY = Study(name="main", docs="docs/experiments.md §5.3–5.5 (A1–A9, A14, findings 1–5)",
               groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
-              titles=TITLES, findings=findings, extra=_extra, before=_before,
+              titles=TITLES, findings=findings_1_5, extra=_extra, before=_before,
               work={"a_main": a_main_work}, probes={"a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
                dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
                dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),
