@@ -222,3 +222,53 @@ def test_cli_reports_error_and_warning(files, tmp_path, capsys):
                    "--backend", "numpy", "--lags", "4"])
     assert rc == 0
     assert "**no**" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_layout_mismatch_lists_the_keys_found(files, lstm):
+    """Un-stripped module prefixes (rnn./fc.) are named with the keys found (issue 33 item 4)."""
+    d, w, _ = files
+    pre = {("fc." + k[len("readout."):]) if k.startswith("readout.") else "rnn." + k: v for k, v in w.items()}
+    np.savez(d / "pre.npz", **pre)
+    with pytest.raises(LoadError) as err:
+        infer_model(d / "pre.npz", "lstm", H, "torch")
+    msg = str(err.value)
+    assert "found ['fc.bias', 'fc.weight', 'rnn.bias_hh_l0'" in msg
+    assert "module prefixes 'fc.', 'rnn.'" in msg and "strip e.g. 'rnn.'" in msg
+    cell, params = lstm
+    with pytest.raises(LoadError, match=r"found \['bias_hh_l0', 'bias_ih_l0', 'readout\.bias', 'readout\.weight', 'weight_hh_l0'"):
+        infer_model(d / "w.safetensors", "lstm", H, "lwsim")
+
+
+def test_cli_console_says_what_it_assumed(files, tmp_path, capsys):
+    """Layout, T and B read, λ = 1 without an optimizer, an extrapolated budget, the batch-first
+    hint of the small-B warning: all on the console (issue 33 item 4)."""
+    d, _, _ = files
+    with pytest.warns(UserWarning) as rec:
+        rc = main(["--cell", "lstm", "--hidden", str(H), "--weights", str(d / "w.safetensors"),
+                   "--data", str(d / "d.npz"), "--out", str(tmp_path / "r"), "--no-progress",
+                   "--backend", "numpy", "--lags", "4", "--n-grid", "10,100000"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert f"as layout torch: lstm, D = {D}, H = {H}, n_out = {NOUT}, with bias" in out
+    assert f"d.npz: T = {T} steps, B = {B} sequences, from time-major (T, B, ·) arrays " \
+           "(pass --batch-first if they are (B, T, ·))" in out
+    assert "no optimizer given (--optimizer, --optimizer-state): assuming rates λ = 1" in out
+    texts = [str(w.message) for w in rec]
+    assert any(f"T = {T} steps and B = {B} sequences: if the arrays are batch-first (B, T, ·), "
+               "pass --batch-first" in t for t in texts)
+    assert any(f"budgets up to N = 100000 exceed the {B} available sequences; Ĥ_N at those N is "
+               "extrapolated" in t for t in texts)
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "extrapolated" in report
+    # within the sequences, with an optimizer and batch-first data: no such lines
+    np.savez(d / "bf.npz", **{k: np.load(d / "d.npz")[k].transpose(1, 0, 2) for k in ("x", "y")})
+    with pytest.warns(UserWarning) as rec:
+        rc = main(["--cell", "lstm", "--hidden", str(H), "--weights", str(d / "w.safetensors"),
+                   "--data", str(d / "bf.npz"), "--batch-first", "--optimizer", "sgd", "--lr", "0.1",
+                   "--out", str(tmp_path / "r2"), "--no-progress", "--backend", "numpy", "--lags", "4",
+                   "--n-grid", "10,24"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert f"T = {T} steps, B = {B} sequences, from batch-first (B, T, ·) arrays (--batch-first)" in out
+    assert "no optimizer given" not in out
+    assert not any("extrapolated" in str(w.message) for w in rec)

@@ -113,12 +113,20 @@ def run(args):
     cell = lwsim.make_cell(args.cell, D, args.hidden, n_out, bias=bias, **opts)
     params = load_weights(args.weights, cell, args.layout)
     x, y = load_data(args.data, D, n_out, batch_first=args.batch_first)
+    print(f"read {args.weights} as layout {args.layout}: {args.cell}, D = {D}, H = {args.hidden}, "
+          f"n_out = {n_out}, {'with' if bias else 'no'} bias")
+    T, B = x.shape[:2]
+    print(f"read {args.data}: T = {T} steps, B = {B} sequences, from "
+          + ("batch-first (B, T, ·) arrays (--batch-first)" if args.batch_first else
+             "time-major (T, B, ·) arrays (pass --batch-first if they are (B, T, ·))"))
     if args.optimizer_state:
         rates = load_optimizer(args.optimizer_state, cell, params, args.layout, args.optimizer, _hyper(args))
     elif args.optimizer:
         rates = (args.optimizer, _hyper(args))
     else:
         rates = None
+        print("no optimizer given (--optimizer, --optimizer-state): assuming rates λ = 1 (unit SGD "
+              "rate η = 1), so f(ℓ) is the gates' transport alone")
     sources = {"weights": args.weights, "layout": args.layout, "data": args.data}
     if args.optimizer_state:
         sources["optimizer state"] = args.optimizer_state

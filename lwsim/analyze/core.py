@@ -204,13 +204,20 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
     if min(n_avail) < RELIABLE_N:
         msg = (f"only {min(n_avail)} diagnostic {'sequences' if per_seq else 'samples'}"
                f": tail fits need >= {RELIABLE_N} to be reliable (docs/statistics.md §3.2); "
-               "the affected lags are flagged in the report")
+               "the affected lags are flagged in the report; x was read as (T, B, D) with "
+               f"T = {T} steps and B = {B} sequences: if the arrays are batch-first (B, T, ·), "
+               "pass --batch-first (or transpose x and y)")
         warnings.warn(msg, stacklevel=2)
         warns.append(msg)
     if n_grid is None:
         n_grid = default_n_grid(max(n_avail))
         notes.append(f"N grid: default, {len(n_grid)} budgets {n_grid[0]} … {n_grid[-1]} "
                      f"(up to the {max(n_avail)} available {what})")
+    elif max(n_grid) > max(n_avail):
+        msg = (f"n_grid: budgets up to N = {max(n_grid):g} exceed the {max(n_avail)} available {what}; "
+               "Ĥ_N at those N is extrapolated from the fitted α-stable law, not measured")
+        warnings.warn(msg, stacklevel=2)
+        warns.append(msg)
     nulls = {n: _detection(ms, lags, n_grid, eps=eps, seed=seed, conventions=conventions, noise=n)
              for n in (("lag", "full") if statistic == "sequence" else ("lag",))}
     det = nulls[noise]

@@ -237,6 +237,23 @@ def _finite(path, arrays):
 
 
 # ----------------------------------------------------------------------------- weights
+def found_keys(specs, show=12) -> str:
+    """The keys a file holds, for a layout mismatch: 'found [...]' (the first ``show``), plus the
+    prefixes to strip when every key carries one (e.g. a module's ``rnn.``/``fc.``).
+
+    See docs/analyze.md.
+    """
+    keys = sorted(specs)
+    listed = ", ".join(map(repr, keys[:show])) + (f", … ({len(keys)} keys)" if len(keys) > show else "")
+    out = f"found [{listed}]"
+    prefixes = sorted({k.split(".", 1)[0] + "." for k in keys if "." in k} - {"readout."})
+    if prefixes:
+        out += (f" with module prefixes {', '.join(map(repr, prefixes))}: layout torch wants the "
+                "nn.GRU/nn.LSTM's own names (strip e.g. 'rnn.') and 'readout.' for the nn.Linear "
+                "(rename e.g. 'fc.'), docs/analyze.md")
+    return out
+
+
 def torch_shapes(cell_name, H, D, n_out, bias) -> dict:
     """Expected PyTorch state-dict shapes of nn.GRU/nn.LSTM (one layer) plus an nn.Linear read-out.
 
@@ -267,7 +284,7 @@ def infer_model(path, cell_name, H, layout, **options):
             if k not in specs:
                 raise LoadError(f"{path}: key {k!r} missing (layout torch expects "
                                 f"{sorted(torch_shapes(cell_name, H, 'D', 'n_out', True))}); "
-                                "is this an lwsim-layout file (--layout lwsim)?")
+                                f"{found_keys(specs)}; is this an lwsim-layout file (--layout lwsim)?")
         s_ih, s_out = specs["weight_ih_l0"][0], specs["readout.weight"][0]
         if len(s_ih) != 2 or s_ih[0] != G * H:
             raise LoadError(f"{path}: key 'weight_ih_l0' has shape {s_ih}, expected ({G * H}, D) "
@@ -291,7 +308,7 @@ def infer_model(path, cell_name, H, layout, **options):
     if D is None or n_out is None:
         missing = [k for k in p1 if k not in specs]
         raise LoadError(f"{path}: keys do not match cell {cell_name!r} (layout lwsim): missing "
-                        f"{missing}; is this a torch-layout file (--layout torch)?")
+                        f"{missing}; {found_keys(specs)}; is this a torch-layout file (--layout torch)?")
     return D, n_out, bias
 
 
