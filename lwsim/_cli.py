@@ -48,8 +48,20 @@ def backend_problem(backend, flag="--backend") -> str | None:
     return f"{flag} cupy: CuPy sees no CUDA GPU on this machine; use {flag} numba"
 
 
+def error_prefix(prog) -> str:
+    """The one prefix of every command-line error, ``<module>: error:`` (``lwsim.figures: error:``,
+    never ``python -m lwsim.figures: error:``), argparse's and the programs' own alike."""
+    return f"{prog.removeprefix('python -m ')}: error:"
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage dump; exit status 2 as argparse's)."""
+    """argparse with a one-line error (no usage dump; exit status 2 as argparse's) under
+    :func:`error_prefix`, and a description without reST double backticks (``x`` reads x)."""
+
+    def __init__(self, *args, description=None, **kwargs):
+        if description is not None:
+            description = description.replace("``", "")
+        super().__init__(*args, description=description, **kwargs)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+        self.exit(2, f"{error_prefix(self.prog)} {message} (--help lists the options)\n")

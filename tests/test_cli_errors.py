@@ -204,8 +204,8 @@ def test_theory_writes_where_told(tmp_path, monkeypatch, capsys, fast_page):
 
 
 @pytest.mark.parametrize("argv, pattern", [
-    (["--out", "nowhere/x.md"], r"^python -m theory: error: --out nowhere/x\.md: folder .*nowhere does not exist"),
-    (["--n", "0"], r"^python -m theory: error: --n must be >= 1, got 0"),
+    (["--out", "nowhere/x.md"], r"^theory: error: --out nowhere/x\.md: folder .*nowhere does not exist"),
+    (["--n", "0"], r"^theory: error: --n must be >= 1, got 0"),
     (["--section", "cell"], r"argument --section: invalid choice: 'cell'"),
 ])
 def test_theory_bad_input(tmp_path, monkeypatch, capsys, fast_page, argv, pattern):
@@ -213,3 +213,37 @@ def test_theory_bad_input(tmp_path, monkeypatch, capsys, fast_page, argv, patter
     rc, err = _run(theory_cli.main, argv, capsys)
     _assert_one_line(rc, err, pattern)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_one_error_prefix_and_help_texts(capsys):
+    """One prefix, `<module>: error:`, for argparse's errors and the programs' own; --help shows the
+    defaults, every option has a help text, no reST double backticks (issue 33 items 5, 6)."""
+    from lwsim._cli import error_prefix
+    from lwsim.analyze.__main__ import parser as analyze_parser
+    from lwsim.figures.__main__ import parse_args
+    import theory.__main__ as theory_main
+    assert error_prefix("python -m lwsim.figures") == "lwsim.figures: error:"
+    with pytest.raises(SystemExit) as ex:
+        parse_args(["--preset", "nope"])
+    assert ex.value.code == 2
+    assert capsys.readouterr().err.startswith("lwsim.figures: error: argument --preset: invalid choice")
+    with pytest.raises(SystemExit):
+        theory_main.main(["--n", "x"])
+    assert capsys.readouterr().err.startswith("theory: error: argument --n")
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split()).split(" options: ", 1)[1]
+    for flag, default in (("--out OUT", "figures"), ("--cache CACHE", "runs"), ("--backend", "numba")):
+        assert f"(default: {default})" in text.split(flag, 1)[1].split(" --", 1)[0], flag
+    assert "(default: quick)" in text.split("--preset", 1)[1].split(" --", 1)[0]
+    assert "--no-progress no progress bars" in text
+    with pytest.raises(SystemExit):
+        theory_main.main(["--help"])
+    ttext = " ".join(capsys.readouterr().out.split()).split(" options: ", 1)[1]
+    for flag in ("--n N factors", "--H H hidden size", "--D D input size", "--layernorm show"):
+        assert flag in ttext, flag
+    with pytest.raises(SystemExit):
+        analyze_parser().parse_args(["--help"])
+    atext = capsys.readouterr().out
+    for t in (text, ttext, atext):
+        assert "``" not in t

@@ -47,3 +47,15 @@ def test_cli_dry_run_without_calibration(tmp_path):
     assert "reference machine:" in p.stdout and "n/a" not in p.stdout
     total = [line for line in p.stdout.splitlines() if line.startswith("| total")][0]
     assert float(total.split("|")[4]) > 1e3                 # paper: thousands of core-hours
+
+
+def test_core_hours_column_in_one_unit():
+    """Every core-hours cell is a number of hours (issue 33 item 6: 2 s read "2 s" beside 0.0295)."""
+    rows = [{"group": "fast", "runs": 1, "cached": 0, "core_h": 2 / 3600, "core_h_todo": 0.0,
+             "peak_gb": 0.3, "generic": []},
+            {"group": "slow", "runs": 2, "cached": 1, "core_h": 0.0295, "core_h_todo": 1234.5,
+             "peak_gb": 1.0, "generic": []}]
+    lines = cost.format_dry_run(rows, "quick", None).splitlines()
+    assert lines[3] == "| fast | 1 | 0 | 0.000556 | 0 | 0.30 GB |"
+    assert lines[4] == "| slow | 2 | 1 | 0.0295 | 1.23e+03 | 1.00 GB |"
+    assert lines[5] == "| total | 3 | 1 | 0.0301 | 1.23e+03 | 1.00 GB |"      # 0.0295 + 0.000556

@@ -45,12 +45,14 @@ def target(out, cwd=None):
 
 def main(argv=None) -> int:
     p = ArgumentParser(prog="python -m theory", description=__doc__.splitlines()[0])
-    p.add_argument("--section", action="append",
+    p.add_argument("--section", action="append", help="with --latex: one part of the LaTeX (repeatable; default: all)",
                    choices=["cells", "expansion", "stable", "scaling"])
-    p.add_argument("--n", type=int, default=3)
-    p.add_argument("--H", type=int, default=2)
-    p.add_argument("--D", type=int, default=1)
-    p.add_argument("--layernorm", action="store_true")
+    p.add_argument("--n", type=int, default=3,
+                   help="factors shown for the product expansions, with --latex (default: 3)")
+    p.add_argument("--H", type=int, default=2, help="hidden size of the cells shown (default: 2)")
+    p.add_argument("--D", type=int, default=1, help="input size of the cells shown (default: 1)")
+    p.add_argument("--layernorm", action="store_true",
+                   help="show the cells' Jacobians with LayerNorm (long)")
     p.add_argument("--latex", action="store_true", help="print the LaTeX instead of writing docs")
     p.add_argument("--out", default=None,
                    help="file or folder for derivations.md, - for stdout (default: ./docs/ when it "
@@ -63,7 +65,7 @@ def main(argv=None) -> int:
         from .derivations import markdown, write
         path, problem = target(a.out)
         if problem:
-            print(f"python -m theory: error: {problem}", file=sys.stderr)
+            print(f"theory: error: {problem}", file=sys.stderr)
             return 2
         if path is None:
             sys.stdout.write(markdown())

@@ -33,14 +33,17 @@ def parse_args(argv=None):
     from .._cli import ArgumentParser
     ap = ArgumentParser(prog="python -m lwsim.figures", description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--preset", default="quick", choices=sorted(PRESETS))
+    ap.add_argument("--preset", default="quick", choices=sorted(PRESETS),
+                    help="grid size, docs/presets.md (default: quick)")
     ap.add_argument("--only", default=None, help="comma-separated figure ids, e.g. A2,B7 (default: all)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    ap.add_argument("--out", default="figures", help="output folder for PNG/JSON/FINDINGS.md")
-    ap.add_argument("--cache", default="runs", help="results cache folder")
-    ap.add_argument("--backend", default="numba", choices=["numba", "numpy", "cupy"])
+    ap.add_argument("--out", default="figures", help="output folder for PNG/JSON/FINDINGS.md (default: figures)")
+    ap.add_argument("--cache", default="runs", help="results cache folder (default: runs)")
+    ap.add_argument("--backend", default="numba", choices=["numba", "numpy", "cupy"],
+                    help="compute backend of the runs; cupy needs pip install 'lwsim[gpu]' (default: numba)")
     ap.add_argument("--force", action="store_true", help="recompute cached runs")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true",
+                    help="no progress bars or stage lines (errors and the summary still print)")
     ap.add_argument("--scheduler", default=os.environ.get("LWSIM_SCHEDULER") or None,
                     help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster of "
                          "--jobs workers (default: $LWSIM_SCHEDULER, else the local process pool); "

@@ -278,9 +278,10 @@ def dry_run_table(groups, cache_dir, calibration):
 
 
 def _fmt_h(h):
+    """Core-hours in one unit, hours, at 3 significant digits (2 s reads 0.000556, never "2 s")."""
     if h is None:
         return "n/a"
-    return f"{h:.3g}" if h >= 0.001 else f"{h * 3600:.2g} s"
+    return f"{h:.3g}"
 
 
 def format_dry_run(rows, preset, calibration, threads_per_run=1):
