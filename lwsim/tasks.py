@@ -63,7 +63,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["TASKS", "Task", "Dataset", "make", "from_config", "as_generator", "fixed_batch", "FixedBatchTask"]
+__all__ = ["TASKS", "Task", "Dataset", "make", "from_config", "as_generator", "fixed_batch", "FixedBatchTask",
+           "multilag_r2_ceiling"]
 
 TASKS = [
     "multilag",
@@ -165,6 +166,25 @@ def _gen_multilag(task: "Task", rng: np.random.Generator, B: int):
     if p["sigma_y"] > 0:
         y += p["sigma_y"] * rng.standard_normal((T, B))
     return x, y
+
+
+def multilag_r2_ceiling(T, lags, coefs, sigma_y) -> float:
+    """The best achievable R² on multilag with every step counted: the exact predictor
+    E[y_t | x_≤t] = Σ_{k: ℓ_k ≤ t} c_k u·x_{t−ℓ_k} leaves only the noise σ_y², so with
+    Var y_t = σ_y² + Σ_{k: ℓ_k ≤ t} c_k² (u·x ~ N(0, 1)),
+
+        R²* = 1 − T σ_y² / Σ_{t=0}^{T−1} (σ_y² + Σ_{k: ℓ_k ≤ t} c_k²)
+
+    (ratio of expectations; validation R² scatters around it by O(1/√(T·B))). docs/experiments.md §5.3.
+    """
+    T = _int("T", T, 1)
+    lags = _int_tuple("lags", lags, 1)
+    coefs = _float_tuple("coefs", coefs, len(lags))
+    s2 = _nonneg("sigma_y", sigma_y) ** 2
+    var = sum(s2 + sum(c * c for lag, c in zip(lags, coefs) if lag <= t) for t in range(T))
+    if var == 0:
+        raise ValueError("multilag_r2_ceiling: y is identically 0 (no coefficients, σ_y = 0)")
+    return 1.0 - T * s2 / var
 
 
 def _gen_sinmix(task: "Task", rng: np.random.Generator, B: int):

@@ -243,3 +243,13 @@ def test_training_lines_list_every_run():
     lines = F.training_lines({"A8": {"gru": {"final_val_r2": [0.91234, None]}}})
     assert lines[2] == "- gru: 0.912, n/a"
     assert F.training_lines({}) == []
+
+
+def test_training_lines_print_the_r2_ceiling():
+    """Validation R² beside its ceiling R²* from σ_y and the share reached (issue 33 item 5)."""
+    a8 = {"gru": {"final_val_r2": [0.0906, None], "r2_ceiling": 0.905, "sigma_y": 0.3}}
+    lines = F.training_lines({"A8": a8})
+    assert "ceiling R²* = 0.905" in lines[0] and "σ_y = 0.3" in lines[0]
+    assert lines[2] == "- gru: 0.091 (10%), n/a"                       # 0.0906 / 0.905 = 10.0 %
+    old = F.training_lines({"A8": {"gru": {"final_val_r2": [0.5]}}})      # a JSON without the ceiling
+    assert old[2] == "- gru: 0.500"

@@ -288,3 +288,29 @@ def test_errors():
         task.dataset(0, 0, 0)
     with pytest.raises(ValueError, match="n_train must be >= 0"):
         task.dataset(-1, 1)
+
+
+def test_multilag_r2_ceiling_by_hand_and_simulation():
+    """R²* = 1 − T σ_y² / Σ_t Var y_t (issue 33 item 5): by hand, and against the exact predictor's
+    R² on simulated data."""
+    from lwsim.tasks import multilag_r2_ceiling
+    # T = 4, lags (1, 2), c (1, 1), σ_y = 1: Var y_t = 1, 2, 3, 3 → R²* = 1 − 4/9
+    assert multilag_r2_ceiling(4, [1, 2], [1.0, 1.0], 1.0) == pytest.approx(5 / 9, abs=1e-15)
+    assert multilag_r2_ceiling(4, [1], [1.0], 0.0) == 1.0
+    # simulation: the exact predictor on 4000 sequences of the quick preset's task
+    T, lags, coefs, sy = 256, [8, 16, 32, 48, 64], [0.6, 0.5, 0.4, 0.32, 0.26], 0.3
+    task = tasks.make("multilag", T=T, D=8, seed=212, lags=lags, coefs=coefs, sigma_y=sy)
+    x, y = task.batch(4000, 1)
+    proj = x @ task.u
+    pred = np.zeros_like(proj)
+    for lag, c in zip(lags, coefs):
+        pred[lag:] += c * proj[:-lag]
+    y = y.reshape(proj.shape)
+    sim = 1 - np.sum((pred - y) ** 2) / np.sum((y - y.mean()) ** 2)
+    ceiling = multilag_r2_ceiling(T, lags, coefs, sy)
+    assert ceiling == pytest.approx(0.90497, abs=1e-5)
+    assert abs(sim - ceiling) < 2e-3
+    with pytest.raises(ValueError, match="sigma_y"):
+        multilag_r2_ceiling(T, lags, coefs, -1.0)
+    with pytest.raises(ValueError, match="coefs has 1 entries"):
+        multilag_r2_ceiling(T, lags, [1.0], 0.3)

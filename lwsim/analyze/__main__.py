@@ -64,7 +64,7 @@ def parser():
                    help="exact envelope (default: only for small models)")
     a.add_argument("--backend", choices=list(lwsim.BACKENDS), default="numba")
     a.add_argument("--dpi", type=int, default=80)
-    a.add_argument("--no-progress", action="store_true")
+    a.add_argument("--no-progress", action="store_true", help="no progress bars (the console lines stay)")
     return p
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lwsim import stats
+from lwsim.tasks import multilag_r2_ceiling
 
 from ...common import _finite_logfit, by_cell, stack
 from ...style import band, color, subplots
@@ -195,6 +196,11 @@ def fig_a8(R):
         band(axes[1], rs[0]["curve_val_step"], va, cell, color(cell), logy=True)
         data[cell] = {"train_loss_mean": tr.mean(0), "val_mse_mean": va.mean(0),
                       "final_val_r2": [r.get("final_val_r2") for r in rs]}
+    cfg = next((cfg for cfg, _ in R["a_main"]), None)
+    if cfg is not None and data:                    # the best achievable R² given σ_y (same for every cell)
+        ceiling = multilag_r2_ceiling(cfg["T"], cfg["task_lags"], cfg["task_coefs"], cfg["sigma_y"])
+        for d in data.values():
+            d.update(r2_ceiling=ceiling, sigma_y=cfg["sigma_y"])
     axes[0].set(yscale="log", xlabel="epoch", ylabel="train MSE", title="A8 learning curves")
     axes[1].set(yscale="log", xlabel="step", ylabel="validation MSE")
     axes[0].legend(fontsize=7)

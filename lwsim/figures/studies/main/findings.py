@@ -208,7 +208,19 @@ def training_lines(rendered):
     a8 = rendered.get("A8")
     if not a8:
         return []
-    out = ["Final validation R² of the [A] main trainings (A8), per seed:", ""]
-    out += [f"- {c}: {', '.join('n/a' if v is None else f'{v:.3f}' for v in d.get('final_val_r2', []))}"
-            for c, d in a8.items()]
+    ceiling = next((d["r2_ceiling"] for d in a8.values() if d.get("r2_ceiling") is not None), None)
+    if ceiling is None:
+        out = ["Final validation R² of the [A] main trainings (A8), per seed:", ""]
+    else:
+        sig = next(d["sigma_y"] for d in a8.values() if d.get("r2_ceiling") is not None)
+        out = [f"Final validation R² of the [A] main trainings (A8), per seed, against its ceiling "
+               f"R²* = {ceiling:.3f}: the exact predictor's R², the best any network can reach given "
+               f"the task's noise σ_y = {sig:g} (R²* = 1 − T σ_y² / Σ_t Var y_t, "
+               "`lwsim.tasks.multilag_r2_ceiling`); the share of the ceiling reached in brackets:", ""]
+
+    def _seed(v):
+        if v is None:
+            return "n/a"
+        return f"{v:.3f}" if ceiling is None else f"{v:.3f} ({v / ceiling:.0%})"
+    out += [f"- {c}: {', '.join(_seed(v) for v in d.get('final_val_r2', []))}" for c, d in a8.items()]
     return out + [""]
