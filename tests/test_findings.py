@@ -253,3 +253,24 @@ def test_training_lines_print_the_r2_ceiling():
     assert lines[2] == "- gru: 0.091 (10%), n/a"                       # 0.0906 / 0.905 = 10.0 %
     old = F.training_lines({"A8": {"gru": {"final_val_r2": [0.5]}}})      # a JSON without the ceiling
     assert old[2] == "- gru: 0.500"
+
+
+def test_f5_numbers_at_three_significant_digits():
+    """Finding 5 printed 17-digit floats (issue 33 item 5)."""
+    a5 = {"pooled": {"slope": 0.03891791594325117, "r2": 0.021850309466029505, "n": 270},
+          "gru": {"fit": {"slope": 1.0088413733960995}}}
+    (num, verdict, rows, rule), = F.f5({"A5": a5})
+    assert rows[0] == "pooled slope of log N̂ on −κ̂ log f (A5): 0.0389, R² 0.0219, n 270"
+    assert rows[1] == "gru: slope 1.01"
+    assert verdict == "not reproduced"
+
+
+def test_f6_reads_the_slope_ratio_in_words():
+    """Finding 6 is reproduced on Spearman ρ while the slope ratios are 1.3–2.5: said in words."""
+    table = [{"cell": "gru", "optimizer": "sgd", "seed": 42, "spearman": 0.99, "slope_ratio": r,
+              "offdiag_mean": 0.6} for r in (1.3, 2.51, float("nan"))]
+    (num, verdict, rows, rule), = fidelity.f6({"A11": {"table": table}})
+    assert verdict == "reproduced"
+    assert "slope ratio 2.510" in rows[1]
+    assert "exact one's is 1.3–2.5 (1 = same rate): the first-order envelope falls faster" in rows[-1]
+    assert "overstates how fast the signal decays" in rows[-1]

@@ -81,6 +81,18 @@ def f6(r):
             for row in a11["table"]]
     med = float(np.nanmedian(rhos))
     rows.append(f"median Spearman ρ = {med:.3f}")
+    ratios = np.array([row["slope_ratio"] for row in a11["table"]], float)
+    ratios = ratios[np.isfinite(ratios)]
+    if ratios.size:
+        lo, hi = float(ratios.min()), float(ratios.max())
+        rows.append(f"how to read it: the verdict is on the ranking of the lags (Spearman ρ), not on the "
+                    f"decay rate. The log–log slope of the first-order envelope over the exact one's is "
+                    f"{lo:.2g}–{hi:.2g} (1 = same rate): "
+                    + ("the first-order envelope falls faster than the exact one, so it tracks which lags carry "
+                       "more signal but overstates how fast the signal decays"
+                       if lo > 1.1 else "the two decay at about the same rate" if hi < 1.1 and lo > 0.9
+                       else "the rates differ in both directions")
+                    + " (docs/diagnostics.md §2.10)")
     verdict = "reproduced" if med >= 0.9 else "not reproduced" if med < 0.5 else "inconclusive"
     return [(6, verdict, rows, "rule: median Spearman ρ ≥ 0.9 across cells × optimizers × seeds")]
 

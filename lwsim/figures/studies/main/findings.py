@@ -154,6 +154,11 @@ def master_diagnosis(summary, n_lags, a_min=0.7, b_max=0.3, clamp_frac=0.5):
     return out
 
 
+def _sig(v, digits=3):
+    """A number at ``digits`` significant digits (FINDINGS never prints 17-digit floats); n/a for None."""
+    return "n/a" if v is None else f"{v:.{digits}g}"
+
+
 def f5(r):
     a5, a14 = r.get("A5"), r.get("A14")
     if not a5 and not a14:
@@ -161,8 +166,8 @@ def f5(r):
     rows = []
     if a5:
         p = a5["pooled"]
-        rows.append(f"pooled slope of log N̂ on −κ̂ log f (A5): {p['slope']}, R² {p['r2']}, n {p['n']}")
-        rows += [f"{c}: slope {v['fit']['slope']}" for c, v in a5.items() if c != "pooled"]
+        rows.append(f"pooled slope of log N̂ on −κ̂ log f (A5): {_sig(p['slope'])}, R² {_sig(p['r2'])}, n {p['n']}")
+        rows += [f"{c}: slope {_sig(v['fit']['slope'])}" for c, v in a5.items() if c != "pooled"]
     if not a14:
         s = a5["pooled"]["slope"]
         verdict = "inconclusive" if s is None else ("reproduced" if abs(s - 1) <= 0.3 else "not reproduced")
