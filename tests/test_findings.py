@@ -274,3 +274,14 @@ def test_f6_reads_the_slope_ratio_in_words():
     assert "slope ratio 2.510" in rows[1]
     assert "exact one's is 1.3–2.5 (1 = same rate): the first-order envelope falls faster" in rows[-1]
     assert "overstates how fast the signal decays" in rows[-1]
+
+
+def test_verdict_words_defined_once_at_the_top(tmp_path):
+    """The verdict words are defined once, above the headline table (issue 33 item 5)."""
+    r = _r12("exponential", FLAT, "tempered", GROW) | _r6([0.95, 0.96])
+    report.write_findings(r, "quick", tmp_path / "F.md")
+    text = (tmp_path / "F.md").read_text()
+    head = text.split("| # | finding | verdict |")[0]
+    for word in ("**reproduced**", "**not reproduced**", "**inconclusive**", "**not run**"):
+        assert head.count(word + " — ") == 1 and text.count(word + " — ") <= 1 + text.count(f"\n{word} — rule"), word
+    assert text.count("Verdicts: ") == 1 and "Verdicts: " in head
