@@ -25,10 +25,11 @@ from pathlib import Path
 from .presets import PRESETS
 from .runner import Run
 
-# Seconds the warm-up took from an empty numba cache on the reference machine (2-core AMD EPYC,
-# fresh install, all figures, 31 warm-up runs, the machine shared at load 4.5–5;
-# benchmarks/bench_first_run.py): the "about N s" of the message, scaled by the number of runs.
-REFERENCE_SECONDS = 145.0
+# Seconds the warm-up took from an empty numba cache, fresh install, all figures, 31 warm-up runs,
+# on an idle 2-core AMD EPYC (the README's "48 s of it compiling", docs/performance.md "Compilation
+# and the first run"; benchmarks/bench_first_run.py): the "about N s" of the message, scaled by the
+# number of runs. tests/test_warmup.py checks that the README says the same number.
+REFERENCE_SECONDS = 48.0
 REFERENCE_RUNS = 31
 KERNEL_FREE = ("optimizer", "task")
 # cells that share their numba kernels (lwsim/backends/numba/leaky.py serves all four)
@@ -139,8 +140,8 @@ def warm_up(groups, jobs=1, progress=True, say=print):
         return {"runs": len(runs), "seconds": 0.0, "skipped": True, "failed": []}
     estimate = REFERENCE_SECONDS * len(runs) / REFERENCE_RUNS
     if progress:
-        say(f"compiling numba kernels (first run only, about {estimate:.0f} s on the reference "
-            f"machine; later runs load them from numba's cache)", flush=True)
+        say(f"compiling numba kernels (first run only, about {estimate:.0f} s on an idle 2-core "
+            f"AMD EPYC; later runs load them from numba's cache)", flush=True)
     from . import studies  # noqa: F401  (registers the experiments)
     from .runner import EXPERIMENTS
     batches = {}
