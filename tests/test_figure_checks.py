@@ -104,7 +104,7 @@ def test_declutter_empties_only_colliding_minor_labels():
 
 
 def test_analyze_window_reads_cleanly():
-    # the analyze report's window.png (lwsim.analyze.report, saved at dpi 80): N from 25 to 512,
+    # the analyze report's window.png (lwsim.analyze.report, saved at dpi 120): N from 25 to 512,
     # where matplotlib's minor labels 3×10¹ 4×10¹ … collided and the x label was cut off
     import warnings
 
@@ -122,10 +122,56 @@ def test_analyze_window_reads_cleanly():
     figs = rep.figures()
     try:
         window = figs["window"]
-        window.set_dpi(80)
+        window.set_dpi(120)
         assert layout_problems(window) == []
         labels = [t.get_text() for t in _tick_labels(window.axes[0].xaxis)]
         assert labels == ["50", "100", "200", "500"]     # plain numbers, 1–2–5 per decade
+    finally:
+        for f in figs.values():
+            plt.close(f)
+
+
+@pytest.fixture(scope="module")
+def analyze_report(tmp_path_factory):
+    import warnings
+
+    import numpy as np
+
+    import lwsim
+    from lwsim import analyze as an
+    cell = lwsim.make_cell("gru", 2, 4, convention="torch")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((20, 64, 2)), rng.standard_normal((20, 64, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                  # few sequences: unreliable fits, said
+        rep = an.analyze(cell, cell.init_params(seed=0, scheme="torch"), x, y, progress=False,
+                         backend="numpy", n_grid=[25, 50, 64])
+    return rep, tmp_path_factory.mktemp("report")
+
+
+def test_analyze_pngs_read_cleanly(analyze_report):
+    """Every analyze PNG at the size it is written (issue 33 item 6): larger than the earlier
+    400×272, no clipped label, no colliding tick labels; window.png shows both nulls, Ĥ_N subscripted."""
+    from matplotlib.image import imread
+    rep, out = analyze_report
+    paths = rep.save(out)
+    pngs = {p.stem: p for p in paths if p.suffix == ".png"}
+    assert sorted(pngs) == ["envelope", "neurons", "tails", "window"]
+    for name, p in pngs.items():
+        h, w = imread(p).shape[:2]
+        assert w > 400 and h > 272, (name, w, h)
+    assert imread(pngs["window"]).shape[:2] == (408, 600)       # 5 × 3.4 in at the default 120 dpi
+    figs = rep.figures()
+    try:
+        for name, fig in figs.items():
+            fig.set_dpi(120)
+            assert layout_problems(fig) == [], name
+        rate_tau = figs["neurons"].axes[1]                     # log–log Λ_q vs τ_q: decade labels only
+        for axis in (rate_tau.xaxis, rate_tau.yaxis):
+            assert not any(t.label1.get_text() for t in axis.get_minor_ticks())
+        ax = figs["window"].axes[0]
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["lag null (report)", "full null"]
+        assert ax.get_ylabel() == r"$\hat{H}_N$ (lags)"
     finally:
         for f in figs.values():
             plt.close(f)

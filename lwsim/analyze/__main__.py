@@ -63,7 +63,7 @@ def parser():
     a.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                    help="exact envelope (default: only for small models)")
     a.add_argument("--backend", choices=list(lwsim.BACKENDS), default="numba")
-    a.add_argument("--dpi", type=int, default=80)
+    a.add_argument("--dpi", type=int, default=120, help="resolution of the PNGs (default: 120, 600×408 px)")
     a.add_argument("--no-progress", action="store_true", help="no progress bars (the console lines stay)")
     return p
 

@@ -175,10 +175,15 @@ class Report:
         ax.semilogy(lags, env.f_gates, ":", label="f_gates(ℓ)")
         ax.set(xlabel="lag ℓ", ylabel="envelope", title="Envelope")
         ax.legend(fontsize=8)
+        fig.tight_layout()                          # keeps the x label inside the picture
         figs["envelope"] = fig
         fig, ax = plt.subplots(figsize=(5, 3.4))
-        ax.semilogx(det.n_grid, det.h_n, "o-")
-        ax.set(xlabel="sample budget N", ylabel="Ĥ_N (lags)", title="Learnability window")
+        nulls = self.detection_nulls or {self.settings.get("noise", "lag"): det}
+        for name, d in nulls.items():              # every null computed (lag and full), each labelled
+            ax.semilogx(d.n_grid, d.h_n, "o-" if name == "lag" else "s--", ms=4,
+                        label=f"{name} null" + (" (report)" if d is det and len(nulls) > 1 else ""))
+        ax.legend(fontsize=8)
+        ax.set(xlabel="sample budget N", ylabel=r"$\hat{H}_N$ (lags)", title="Learnability window")
         # decades only, written plainly: matplotlib's minor labels (3×10¹ 4×10¹ …) collide here
         from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
         decades = np.log10(max(det.n_grid) / min(det.n_grid)) if len(det.n_grid) else 0.0
@@ -205,11 +210,15 @@ class Report:
         ok = np.isfinite(ts.tau)
         a2.loglog(env.lam_neuron[ok], ts.tau[ok], "o", ms=4)
         a2.set(xlabel="Λ_q", ylabel="τ_q", title="Rate vs time scale")
+        from matplotlib.ticker import LogLocator, NullFormatter
+        for axis in (a2.xaxis, a2.yaxis):           # decades only: minor labels collide on short ranges
+            axis.set_major_locator(LogLocator(numticks=5))
+            axis.set_minor_formatter(NullFormatter())
         fig.tight_layout()
         figs["neurons"] = fig
         return figs
 
-    def save(self, out_dir, dpi=80) -> list:
+    def save(self, out_dir, dpi=120) -> list:
         """Write report.md, report.json and one PNG per figure into ``out_dir``; returns the paths."""
         import matplotlib.pyplot as plt
         out = Path(out_dir)
