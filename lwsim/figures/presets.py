@@ -193,3 +193,25 @@ PAPER["a_behaviour"] = dict(A_BEHAVIOUR_QUICK, T=1536, D=16, H=256, lr=2e-4, bat
 PAPER_V1["a_behaviour"] = PAPER["a_behaviour"]
 
 PRESETS = {"smoke": SMOKE, "quick": QUICK, "medium": MEDIUM, "paper": PAPER, "paper-v1": PAPER_V1}
+
+# A16 (studies/delay.py, docs/experiments.md §5.7): the delay task y_t = c·z_{t−ℓ*} + σ_y ε_t, one
+# run per cell × seed × ℓ* × N; A15's training settings with the early checkpoint at ≈ 10% of the
+# steps. Design by measurement (docs/experiments.md §5.7): a first design (T 64, 300 steps, lr 1e-2)
+# learned nothing (GRU ℓ* = 4 at N = 100: ĉ/c = 0.22; ConstGate ℓ* = 2 at N = 1600: 0.29); with T 32,
+# 1000 steps, lr 2e-2: ℓ* = 2 learned at N = 1600 (GRU 0.91, ConstGate 0.80) and by LSTM at 160
+# (0.90), not by GRU at N = 16 (0.00); ℓ* = 16 not by GRU at N = 1600 (0.12). ≈ 5–10 s per run on
+# the 2-core machine: the quick grid (450 runs) costs ≈ 20–40 min, far over issue 30's 90 s.
+A_DELAY_QUICK = dict(train_dtype="float32", T=32, D=4, H=8, s0=0.05, optimizer="adamw", lr=2e-2,
+                     weight_decay=1e-4, clip=1.0, batch=16, steps=1000, early=100, val_every=100, n_val=32,
+                     n_diag=256, coef=0.5, sigma_y=0.5, delays=[2, 3, 4, 6, 10, 16],
+                     budgets=[16, 50, 160, 500, 1600], n_grid=[16, 50, 160, 500, 1600],
+                     eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002])
+QUICK["a_delay"] = A_DELAY_QUICK
+SMOKE["a_delay"] = dict(A_DELAY_QUICK, T=16, D=3, H=4, batch=8, steps=10, early=2, val_every=5, n_val=8, n_diag=32,
+                        delays=[2, 5], budgets=[8, 32], n_grid=[8, 32], seeds=[212, 1001])
+MEDIUM["a_delay"] = dict(A_DELAY_QUICK, T=64, H=16, steps=1500, early=150, val_every=150, n_diag=512,
+                         delays=[2, 3, 4, 6, 9, 13, 20, 32], budgets=[16, 50, 160, 500, 1600, 5000],
+                         n_grid=[16, 50, 160, 500, 1600, 5000])
+PAPER["a_delay"] = dict(MEDIUM["a_delay"], T=512, H=64, steps=3000, early=300, n_diag=2048,
+                        delays=[2, 4, 8, 16, 32, 64, 128, 256], seeds=[2, 12, 31, 41, 51])
+PAPER_V1["a_delay"] = PAPER["a_delay"]

@@ -1,156 +1,215 @@
-"""Scoring the window as a prediction of what is learned (docs/statistics.md §3.6, docs/experiments.md §5.7).
+"""Scoring a learnability window as a prediction of what was learned (docs/statistics.md §3.6).
 
-Each run (cell, seed, N, ℓ*) has a binary outcome learned(ℓ*, N) and, from the diagnostic, N*(ℓ*)
-(continuous) and N̂(ℓ*) (on the N grid). This module scores that prediction and its baselines:
+A16 (docs/experiments.md §5.7) has one binary outcome per run, learned(ℓ*, N), and, per null and
+training point, the diagnostic's continuous prediction −log(N*(ℓ*)/N) and its thresholded one
+N̂(ℓ*) ≤ N. This module scores them:
 
-- :func:`auc`: AUC = U / (n₁ n₀), U the Mann–Whitney statistic of the scores of the learned runs
-  against the unlearned (scipy.stats.mannwhitneyu; ties count ½): the probability that a random
-  learned run scores above a random unlearned one. The diagnostic's score is −log(N*/N).
-- :func:`balanced_accuracy`: ½(TPR + TNR) of a binary prediction (here N̂(ℓ*) ≤ N).
-- :func:`logistic_cv`: leave-one-group-out (one seed out) out-of-fold probabilities of an L2
-  logistic regression (scikit-learn) on given features; the baselines use (log ℓ*, log N),
-  (log ℓ*, log N, one-hot cell) and (log ℓ*, log N, −log(N*/N)).
-- :func:`block_bootstrap`: percentile interval of a statistic over resampled blocks (seeds, or
-  cell × seed blocks), each block drawn whole with replacement.
-- :func:`finding10`: the finding-10 rule (docs/experiments.md §5.7).
-
-scikit-learn rather than statsmodels: the outcome is often perfectly separable on these grids
-(a lag learned at every N above a boundary), where an unpenalised maximum-likelihood Logit
-(statsmodels) diverges or raises; scikit-learn's L2-penalised fit stays finite and is the
-well-kept standard for out-of-fold prediction.
+- :func:`auc`: the area under the ROC curve, the Mann–Whitney statistic U/(n₁n₀) (scipy), ties
+  counted ½;
+- :func:`balanced_accuracy`: ½(TPR + TNR) (scikit-learn);
+- :func:`cv_logistic_scores`: out-of-fold scores of a logistic model, leave-one-group-out
+  (one group = one seed), for the baselines that know no diagnostic (scikit-learn);
+- :func:`design`: their features (log ℓ*, log N[, cell one-hot][, the diagnostic]);
+- :func:`block_bootstrap`: percentile intervals of any of these AUCs by resampling blocks
+  (seeds, or cell × seed) with replacement;
+- :func:`finding10`: the finding-10 verdict rule.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-LOGISTIC_C = 1.0           # inverse L2 strength on standardised features (sklearn's default)
+from ._checks import as_rng, check_int, check_real
+
+DIAG_CAP = 30.0     # |log(N*/N)| cap in the logistic feature: N* = ∞ (never detectable) → −cap
 
 
-def _labels(label, name="label"):
+def _labels(label, n=None, name="label"):
     y = np.asarray(label)
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {y.shape}")
-    if y.dtype != bool:
-        if not np.all(np.isin(y, (0, 1))):
-            raise ValueError(f"{name} must be boolean or 0/1")
-        y = y.astype(bool)
-    return y
+    if y.dtype.kind not in "biu" or y.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D boolean (or 0/1) array, got dtype {y.dtype}, shape {y.shape}")
+    if y.dtype.kind != "b" and not np.isin(y, (0, 1)).all():
+        raise ValueError(f"{name} must hold only 0/1 values")
+    if n is not None and y.size != n:
+        raise ValueError(f"{name} has {y.size} entries, the scores {n}")
+    return y.astype(bool)
 
 
-def _scores(score, n, name="score"):
-    s = np.asarray(score, dtype=float)
-    if s.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) like the labels, got {s.shape}")
-    if not np.all(np.isfinite(s)):
-        raise ValueError(f"{name} must be finite")
+def _scores(name, score, allow_inf=True):
+    s = np.asarray(score)
+    if s.dtype.kind not in "fiu" or s.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D real array, got dtype {s.dtype}, shape {s.shape}")
+    s = s.astype(float)
+    if np.isnan(s).any() or (not allow_inf and np.isinf(s).any()):
+        raise ValueError(f"{name} must not hold NaN{'' if allow_inf else ' or Inf'}")
     return s
 
 
-def auc(score, label):
-    """AUC = U/(n₁n₀) with U = Σ_{i learned} Σ_{j not} [s_i > s_j] + ½[s_i = s_j] (Mann–Whitney,
-    scipy), or None when either class is empty (docs/statistics.md §3.6)."""
-    y = _labels(label)
-    s = _scores(score, y.size)
+def auc(score, label) -> float:
+    """AUC = U / (n₁ n₀), U the Mann–Whitney statistic of the scores of the positives against the
+    negatives (scipy.stats.mannwhitneyu): the probability that a random positive scores above a
+    random negative, ties counting ½ (docs/statistics.md §3.6). ±Inf scores rank as extremes.
+    NaN when either class is empty (no ranking to score)."""
+    from scipy.stats import mannwhitneyu
+    s = _scores("score", score)
+    y = _labels(label, s.size)
     n1, n0 = int(y.sum()), int((~y).sum())
     if n1 == 0 or n0 == 0:
-        return None
-    from scipy.stats import mannwhitneyu
+        return float("nan")
+    # ranks are what matters: map ±inf to finite extremes so scipy's rank sums stay exact
+    finite = s[np.isfinite(s)]
+    lo, hi = (finite.min() - 1.0, finite.max() + 1.0) if finite.size else (-1.0, 1.0)
+    s = np.where(s == np.inf, hi, np.where(s == -np.inf, lo, s))
     u = mannwhitneyu(s[y], s[~y], alternative="two-sided", method="asymptotic").statistic
     return float(u) / (n1 * n0)
 
 
-def balanced_accuracy(pred, label):
-    """½(TP/(TP+FN) + TN/(TN+FP)) of a boolean prediction, or None when either class is empty
-    (docs/statistics.md §3.6)."""
-    y = _labels(label)
-    p = _labels(pred, "pred")
-    if p.shape != y.shape:
-        raise ValueError(f"pred must have the labels' shape {y.shape}, got {p.shape}")
+def balanced_accuracy(predicted, label) -> float:
+    """½(TPR + TNR) of a binary prediction (sklearn.metrics.balanced_accuracy_score); NaN when
+    either true class is empty (docs/statistics.md §3.6)."""
+    from sklearn.metrics import balanced_accuracy_score
+    p = _labels(predicted, name="predicted")
+    y = _labels(label, p.size)
     if y.all() or not y.any():
-        return None
-    return 0.5 * (float(np.mean(p[y])) + float(np.mean(~p[~y])))
+        return float("nan")
+    return float(balanced_accuracy_score(y, p))
 
 
-def logistic_cv(features, label, groups, C=LOGISTIC_C):
-    """Out-of-fold P(learned) of an L2 logistic regression, leaving one group (seed) out at a time:
-    for each group g, fit on the rows of the other groups (features standardised on them) and
-    predict the rows of g. A training fold with one class predicts its class frequency (0 or 1)
-    for g. Returns an array of the labels' length (docs/statistics.md §3.6)."""
-    y = _labels(label)
-    X = np.asarray(features, dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] != y.size:
-        raise ValueError(f"features must have shape ({y.size}, k), got {np.shape(features)}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("features must be finite")
-    g = np.asarray(groups)
-    if g.shape != (y.size,):
-        raise ValueError(f"groups must have shape ({y.size},), got {g.shape}")
-    if not (isinstance(C, (int, float)) and C > 0):
-        raise ValueError(f"C must be a positive number, got {C!r}")
+def diagnostic_score(n_star, N) -> np.ndarray:
+    """−log(N*(ℓ*)/N): > 0 when the diagnostic says ℓ* is detectable within the run's budget N.
+    N* = ∞ or NaN (never detectable) → −∞ (docs/statistics.md §3.6)."""
+    ns = np.asarray(n_star, dtype=float)
+    n = _scores("N", N, allow_inf=False)
+    if ns.shape != n.shape:
+        raise ValueError(f"n_star and N must have the same shape, got {ns.shape} and {n.shape}")
+    if (n <= 0).any() or (ns[np.isfinite(ns)] <= 0).any():
+        raise ValueError("N and finite n_star must be > 0")
+    ns = np.where(np.isnan(ns), np.inf, ns)
+    with np.errstate(divide="ignore"):
+        return -np.log(ns / n)
+
+
+def design(log_lag, log_n, cell=None, diag=None) -> np.ndarray:
+    """The baselines' features (docs/statistics.md §3.6): columns log ℓ*, log N; with ``cell`` a
+    one-hot column per cell name (the first dropped: the intercept carries it); with ``diag`` the
+    diagnostic score −log(N*/N) capped at ±DIAG_CAP and a 0/1 column "finite" (so N* = ∞ is its
+    own level rather than an arbitrary large number)."""
+    a = _scores("log_lag", log_lag, allow_inf=False)
+    b = _scores("log_n", log_n, allow_inf=False)
+    if a.size != b.size:
+        raise ValueError(f"log_lag and log_n differ in length: {a.size} and {b.size}")
+    cols = [a, b]
+    if cell is not None:
+        cell = np.asarray(cell)
+        if cell.shape != a.shape:
+            raise ValueError(f"cell must have one entry per row ({a.size}), got shape {cell.shape}")
+        for name in sorted(set(cell.tolist()))[1:]:
+            cols.append((cell == name).astype(float))
+    if diag is not None:
+        d = _scores("diag", diag)
+        if d.size != a.size:
+            raise ValueError(f"diag has {d.size} entries, log_lag {a.size}")
+        cols += [np.clip(d, -DIAG_CAP, DIAG_CAP), np.isfinite(d).astype(float)]
+    return np.column_stack(cols)
+
+
+def cv_logistic_scores(X, label, groups, C=1.0) -> np.ndarray:
+    """Out-of-fold logistic scores, leave one group (seed) out: for each group, a standardised
+    L2-logistic regression (sklearn, regularisation ``C``) fitted on the other groups gives the
+    held-out rows' log-odds (docs/statistics.md §3.6). A training fold with one class only
+    predicts a constant (its rows then tie). Needs ≥ 2 groups."""
     from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.isfinite(X).all():
+        raise ValueError(f"X must be a finite 2-D array, got shape {X.shape}")
+    y = _labels(label, X.shape[0])
+    g = np.asarray(groups)
+    if g.shape != (X.shape[0],):
+        raise ValueError(f"groups must have one entry per row ({X.shape[0]}), got shape {g.shape}")
+    C = check_real("C", C, 0.0, lo_open=True)
+    levels = np.unique(g)
+    if levels.size < 2:
+        raise ValueError("groups must hold at least 2 distinct values (leave-one-group-out)")
     out = np.empty(y.size)
-    for grp in np.unique(g):
-        test = g == grp
-        tr = ~test
-        if not tr.any():
-            raise ValueError("groups must hold at least two distinct values for leave-one-group-out")
-        ytr = y[tr]
+    for lev in levels:
+        test = g == lev
+        ytr = y[~test]
         if ytr.all() or not ytr.any():
-            out[test] = float(ytr[0])
+            out[test] = 0.0
             continue
-        mu, sd = X[tr].mean(0), X[tr].std(0)
-        sd = np.where(sd > 0, sd, 1.0)    # a constant column (one cell only) carries nothing; keep it finite
-        m = LogisticRegression(C=C, max_iter=1000).fit((X[tr] - mu) / sd, ytr)
-        out[test] = m.predict_proba((X[test] - mu) / sd)[:, 1]
+        model = make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=1000))
+        model.fit(X[~test], ytr)
+        out[test] = model.decision_function(X[test])
     return out
 
 
-def block_bootstrap(stat, blocks, n_boot=1000, seed=0, level=0.95):
-    """Percentile interval of ``stat(idx)`` over resampled blocks: each replicate draws as many
-    blocks as there are, with replacement, and takes the rows of every drawn block (repeated
-    blocks repeated). Replicates where ``stat`` returns None are dropped; returns (lo, hi) or
-    (None, None) when fewer than half are defined (docs/statistics.md §3.6)."""
+def block_bootstrap(scores: dict, label, blocks, n_boot=1000, seed=0, level=0.95) -> dict:
+    """Percentile intervals of the AUC of every score in ``scores`` ({name: 1-D scores}) by
+    resampling whole blocks (e.g. seeds, or cell × seed) with replacement, the same resample for
+    every score so that differences are paired (docs/statistics.md §3.6). Resamples with one class
+    only are skipped. Returns {name: (lo, hi)} and, under "_diff", {name: (lo, hi)} of
+    AUC(name) − AUC(first name)."""
+    if not isinstance(scores, dict) or not scores:
+        raise TypeError("scores must be a non-empty dict {name: scores}")
+    S = {k: _scores(f"scores[{k!r}]", v) for k, v in scores.items()}
+    n = next(iter(S.values())).size
+    if any(v.size != n for v in S.values()):
+        raise ValueError("every score array must have the same length")
+    y = _labels(label, n)
     b = np.asarray(blocks)
-    if b.ndim != 1 or b.size == 0:
-        raise ValueError("blocks must be a non-empty one-dimensional array")
-    if not (isinstance(n_boot, (int, np.integer)) and n_boot >= 10):
-        raise ValueError(f"n_boot must be an integer ≥ 10, got {n_boot!r}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    ub = np.unique(b)
-    rows = [np.flatnonzero(b == k) for k in ub]
-    rng = np.random.default_rng(seed)
-    vals = []
+    if b.shape != (n,):
+        raise ValueError(f"blocks must have one entry per row ({n}), got shape {b.shape}")
+    n_boot = check_int("n_boot", n_boot, minimum=1)
+    level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    rng = as_rng(seed)
+    levels = np.unique(b)
+    rows = [np.flatnonzero(b == lev) for lev in levels]
+    draws = {k: [] for k in S}
     for _ in range(n_boot):
-        pick = rng.integers(0, ub.size, ub.size)
-        v = stat(np.concatenate([rows[i] for i in pick]))
-        if v is not None:
-            vals.append(v)
-    if len(vals) < n_boot / 2:
-        return None, None
-    a = (1 - level) / 2
-    return float(np.quantile(vals, a)), float(np.quantile(vals, 1 - a))
+        idx = np.concatenate([rows[i] for i in rng.integers(0, len(rows), len(rows))])
+        yy = y[idx]
+        if yy.all() or not yy.any():
+            continue
+        for k, v in S.items():
+            draws[k].append(auc(v[idx], yy))
+    q = ((1 - level) / 2, (1 + level) / 2)
+    first = next(iter(S))
+    out, diff = {}, {}
+    for k, d in draws.items():
+        d = np.asarray(d)
+        out[k] = tuple(np.quantile(d, q)) if d.size else (float("nan"), float("nan"))
+        dd = d - np.asarray(draws[first])
+        diff[k] = tuple(np.quantile(dd, q)) if dd.size else (float("nan"), float("nan"))
+    out["_diff"] = diff
+    return out
 
 
-def finding10(candidates, base, base_cell):
-    """The finding-10 rule (docs/experiments.md §5.7), decided before looking at results.
+def finding10(diag_auc: dict, diag_interval: dict, auc_ln: float, auc_lnc: float):
+    """Finding 10's verdict (docs/experiments.md §5.7), fixed before any result was seen.
 
-    candidates: {name: (auc, lo, hi)} of each null × training point (pooled AUC with its interval);
-    base: the (log ℓ*, log N) baseline's AUC; base_cell: the (log ℓ*, log N, cell) baseline's AUC.
-    Best = the candidate with the largest AUC. "reproduced" when best's interval lies above
-    base_cell (lo > base_cell); "not reproduced" when no candidate's AUC exceeds base; else
-    "inconclusive" (also when nothing is defined). Returns (verdict, best name or None)."""
-    if not isinstance(candidates, dict):
-        raise TypeError("candidates must be a dict {name: (auc, lo, hi)}")
-    ok = {k: v for k, v in candidates.items() if v is not None and v[0] is not None}
-    if not ok or base is None or base_cell is None:
+    diag_auc: {(null, point): pooled AUC of −log(N*/N)}; diag_interval: {(null, point): (lo, hi)};
+    auc_ln, auc_lnc: the cross-validated AUCs of the (log ℓ*, log N) and (log ℓ*, log N, cell)
+    baselines. The best (null, point) is the one with the highest AUC. "reproduced" when its
+    interval lies above the (log ℓ*, log N, cell) baseline's AUC (lo > auc_lnc); "not reproduced"
+    when no (null, point) has an AUC above the (log ℓ*, log N) baseline's; "inconclusive"
+    otherwise. Returns (verdict, best key)."""
+    if not isinstance(diag_auc, dict) or not diag_auc:
+        raise TypeError("diag_auc must be a non-empty dict {(null, point): AUC}")
+    missing = set(diag_auc) - set(diag_interval)
+    if missing:
+        raise ValueError(f"diag_interval lacks {sorted(missing)}")
+    for name, v in (("auc_ln", auc_ln), ("auc_lnc", auc_lnc)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    finite = {k: v for k, v in diag_auc.items() if np.isfinite(v)}
+    if not finite:
         return "inconclusive", None
-    best = max(ok, key=lambda k: ok[k][0])
-    a, lo, _ = ok[best]
-    if lo is not None and lo > base_cell:
+    best = max(finite, key=lambda k: (finite[k], str(k)))
+    if diag_interval[best][0] > auc_lnc:
         return "reproduced", best
-    if all(v[0] <= base for v in ok.values()):
+    if all(v <= auc_ln for v in finite.values()):
         return "not reproduced", best
     return "inconclusive", best

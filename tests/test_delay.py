@@ -1,0 +1,83 @@
+"""A16 (docs/experiments.md §5.7): the delay task, the diagnostic at three training points, the
+study end to end at smoke size."""
+import numpy as np
+import pytest
+
+from lwsim.diagnostics import matched_statistic
+from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import delay as dl
+from lwsim.figures.models import _a_cell, _a_params, _float64, a_windows
+from lwsim.train import train
+
+
+def _cfg(cell="gru", N=16, delay=3, **kw):
+    c = {k: v for k, v in SMOKE["a_delay"].items() if k not in ("seeds", "delays")}
+    return dict(c, cell=cell, seed=212, delay=delay, N=N, backend="numpy", **kw)
+
+
+def test_delay_task_exact_at_zero_noise():
+    c = _cfg(sigma_y=0.0, delay=4)
+    task = dl.delay_task(c)
+    x, y = task.batch(5, np.random.SeedSequence(1))
+    z = np.einsum("tbd,d->tb", np.asarray(x, float), task.u)
+    y = np.asarray(y, float).reshape(z.shape)
+    np.testing.assert_allclose(y[4:], c["coef"] * z[:-4], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(y[:4], 0.0)
+
+
+def test_diagnostic_at_init_is_matched_statistic_on_initial_params():
+    c = _cfg()
+    ds = dl.delay_dataset(c, c["N"])
+    cell = _a_cell(c["cell"], c).with_dtype("float64")
+    p0 = {k: np.asarray(v, np.float64) for k, v in _a_params(cell, c).items()}
+    got = dl.diagnostic(cell, p0, float(c["lr"]), ds, c)
+    # independently: the matched statistic ψ̄ on the initial parameters with P = η·I and its table
+    ms = matched_statistic(cell, p0, ds.x_diag, ds.y_diag, float(c["lr"]), [c["delay"]], n_directions=c["K"],
+                           seed=c["seed"], progress=False)
+    ref = a_windows(cell, p0, float(c["lr"]), ds.x_diag, ds.y_diag, dict(c, lags=[c["delay"]]), nulls=("lag",))
+    assert got["lag"] == (float(ref["lag"].n_star[0]), float(ref["lag"].n_hat[0]))
+    m = float(np.mean(np.asarray(ms.samples)[0]))
+    assert np.isclose(abs(m), abs(float(ref["lag"].mean[0])), rtol=1e-6)
+
+
+def test_checkpoint_equals_training_stopped_there():
+    c = _cfg()
+    ds = dl.delay_dataset(c, c["N"])
+    cell = _a_cell(c["cell"], c)
+    kw = dl.delay_train_kwargs(c)
+    full = train(cell, _a_params(cell, c), ds, **kw)
+    short = train(cell, _a_params(cell, c), ds, **dict(kw, steps=c["early"], checkpoints=[], best_checkpoint=False))
+    k = c["early"]
+    for name in short.params:
+        np.testing.assert_array_equal(full.checkpoints[k][name], short.params[name])
+    from lwsim import optim
+    r_ck = optim.from_state_dict(full.checkpoints[k], full.checkpoint_opt_states[k]).rates()
+    r_sh = short.optimizer.rates()
+    for name in r_sh:
+        np.testing.assert_allclose(np.asarray(r_ck[name]), np.asarray(r_sh[name]), rtol=1e-6)
+
+
+def test_runs_cover_the_grid_and_differ_only_in_data():
+    runs = dl.delay_runs("smoke", "numpy")
+    s = SMOKE["a_delay"]
+    assert len(runs) == 5 * len(s["seeds"]) * len(s["delays"]) * len(s["budgets"])
+    assert dl.delay_train_kwargs(_cfg(N=8)) == dl.delay_train_kwargs(_cfg(N=32))
+
+
+def test_smoke_end_to_end():
+    out = dl.a_delay(_cfg(cell="constgate"))
+    assert set(out) >= {"learned", "r2", "c_hat"} | {f"n_star_{n}_{p}" for n in dl.NULLS for p in dl.POINTS}
+    rows = []
+    for cell in ("constgate", "gru"):
+        for s in (1, 2):
+            for d, N, learned in ((2, 8, False), (2, 32, True), (5, 8, False), (5, 32, s == 1)):
+                r = {"N": N, "delay": d, "learned": learned, "r2": 0.1, "c_hat": 0.3}
+                for n in dl.NULLS:
+                    for p in dl.POINTS:
+                        r[f"n_star_{n}_{p}"] = 10.0 * d
+                        r[f"n_hat_{n}_{p}"] = 32.0
+                rows.append(({"cell": cell, "seed": s}, r))
+    fig, data = dl.fig_a16({"a_delay": rows})
+    sc = data["score"]
+    assert sc["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+    assert sc["points"]["lag/final"]["auc"][0] is not None
