@@ -175,3 +175,20 @@ def test_analyze_pngs_read_cleanly(analyze_report):
     finally:
         for f in figs.values():
             plt.close(f)
+
+
+def test_band_edges_by_hand():
+    """± sd bands (issue 33 item 6): windows never below 0 (clipped at the floor), log bands the
+    upper edge mirrored on the log axis: mean²/(mean + sd), > 0 and smooth (no notches)."""
+    import numpy as np
+
+    from lwsim.figures.style import band, band_edges
+    lo, hi = band_edges([1.0, 2.0], [3.0, 0.5], floor=0.0)
+    assert lo.tolist() == [0.0, 1.5] and hi.tolist() == [4.0, 2.5]
+    lo, hi = band_edges([1.0, 2.0], [3.0, 0.5], logy=True)
+    assert np.allclose(lo, [0.25, 1.6]) and np.allclose(np.log(hi / [1.0, 2.0]), np.log([1.0, 2.0] / lo))
+    fig, ax = plt.subplots()
+    band(ax, [1, 2, 3], [[0.0, 1.0, 5.0], [2.0, 9.0, 5.0]], floor=0.0, marker="^")
+    verts = ax.collections[0].get_paths()[0].vertices
+    assert verts[:, 1].min() == 0.0 and ax.lines[0].get_marker() == "^"
+    plt.close(fig)

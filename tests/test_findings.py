@@ -285,3 +285,13 @@ def test_verdict_words_defined_once_at_the_top(tmp_path):
     for word in ("**reproduced**", "**not reproduced**", "**inconclusive**", "**not run**"):
         assert head.count(word + " — ") == 1 and text.count(word + " — ") <= 1 + text.count(f"\n{word} — rule"), word
     assert text.count("Verdicts: ") == 1 and "Verdicts: " in head
+
+
+@pytest.mark.parametrize("ratios, words", [((0.95, 1.2), "agree in some runs and not in others"),
+                                           ((0.95, 1.05), "about the same rate"),
+                                           ((0.5, 0.8), "understates how fast")])
+def test_f6_slope_ratio_words_per_range(ratios, words):
+    table = [{"cell": "gru", "optimizer": "sgd", "seed": 42, "spearman": 0.99, "slope_ratio": r,
+              "offdiag_mean": 0.6} for r in ratios]
+    (_, _, rows, _), = fidelity.f6({"A11": {"table": table}})
+    assert words in rows[-1]

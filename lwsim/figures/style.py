@@ -17,19 +17,35 @@ def color(cell):
     return CELL_COLORS.get(cell, "black")
 
 
-def band(ax, x, ys, label=None, c=None, ls="-", logy=False):
-    """Mean ± sd over seeds (rows of ys) as a line and a shaded band; returns (mean, sd)."""
+def band_edges(mean, sd, logy=False, floor=None):
+    """(lower, upper) edges of the mean ± sd band. Linear axis: mean − sd and mean + sd, the lower
+    clipped at ``floor`` when given (a window Ĥ_N is never below 0: floor 0). Log axis (``logy``):
+    the upper edge mean + sd and its mirror on the log axis, mean / (1 + sd/mean), so the band is
+    symmetric where it is drawn, always > 0 and smooth (mean − sd ≤ 0 no longer notches it)."""
+    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    hi = mean + sd
+    if logy:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo = np.where(mean > 0, mean * mean / hi, np.nan)
+    else:
+        lo = mean - sd
+    if floor is not None:
+        lo = np.maximum(lo, floor)
+    return lo, hi
+
+
+def band(ax, x, ys, label=None, c=None, ls="-", logy=False, floor=None, **line):
+    """Mean ± sd over seeds (rows of ys) as a line and a shaded band (edges: :func:`band_edges`);
+    ``line``: further keywords of the mean's line (marker, zorder, …); returns (mean, sd)."""
     ys = np.asarray(ys, dtype=float)
     if ys.ndim == 1:
         ys = ys[None]
     with np.errstate(invalid="ignore"):
         mean, sd = np.nanmean(ys, axis=0), np.nanstd(ys, axis=0)
-    ax.plot(x, mean, ls, color=c, label=label, lw=1.5)
+    ax.plot(x, mean, ls, color=c, label=label, **{"lw": 1.5, **line})
     if ys.shape[0] > 1:
-        lo = mean - sd
-        if logy:
-            lo = np.where(lo > 0, lo, mean / 2)
-        ax.fill_between(x, lo, mean + sd, color=c, alpha=0.2, lw=0)
+        lo, hi = band_edges(mean, sd, logy=logy, floor=floor)
+        ax.fill_between(x, lo, hi, color=c, alpha=0.2, lw=0)
     return mean, sd
 
 

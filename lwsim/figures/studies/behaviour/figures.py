@@ -75,11 +75,13 @@ def fig_a15(R):
     fig, axes = subplots(len(cells) + 1, ncols=3, size=(4.0, 3.2))
     for ax, (cell, d) in zip(axes, cells.items()):
         N = np.asarray(d["N"], float)
-        band(ax, N, d["h_beh_seeds"], label=r"$H^{beh}_N$", c=color(cell))
+        band(ax, N, d["h_beh_seeds"], label=r"$H^{beh}_N$", c=color(cell), floor=0.0)   # windows ≥ 0
         ax.plot(N, d["h_beh_smooth_mean"], "x", color=color(cell), ms=5, label=r"$H^{beh}_{1/2}$")
         for i, null in enumerate(nulls):
             band(ax, N, d["h_diag"][null]["seeds"], label=rf"$\hat H_N$ ({null})", c="black",
-                 ls=NULL_STYLES[i % len(NULL_STYLES)])
+                 ls=NULL_STYLES[i % len(NULL_STYLES)], floor=0.0, lw=1.2,
+                 marker=NULL_MARKERS[i % len(NULL_MARKERS)], ms=3.5, mfc="none", zorder=3 + i)
+            # each null its own marker, later ones on top: the author null, often equal to lag, stays visible
         ax.set(xscale="log", xlabel="N (training sequences)", ylabel="window (lags)", title=f"A15 {cell}")
         ax.legend(fontsize=6)
     ax = axes[-1]

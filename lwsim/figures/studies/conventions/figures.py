@@ -57,7 +57,8 @@ def fig_a13(R):
             f = stack(runs, f"f_{conv}")
             fn = f / f[:, :1]                      # normalised: the author's f is per neuron (÷H)
             band(axes[0], lags, fn, label=f"{cell} {conv}", c=color(cell), ls=LINES[conv], logy=True)
-            band(axes[1], N, stack(runs, f"h_n_{conv}"), label=f"{cell} {conv}", c=color(cell), ls=LINES[conv])
+            band(axes[1], N, stack(runs, f"h_n_{conv}"), label=f"{cell} {conv}", c=color(cell), ls=LINES[conv],
+                 floor=0.0)
             data["cells"][cell][conv] = {"f": f.mean(0), "h_n": stack(runs, f"h_n_{conv}").mean(0),
                                          "alpha": stack(runs, f"alpha_{conv}").mean(0),
                                          "decay": [r[f"decay_{conv}"] for r in runs]}

@@ -17,7 +17,7 @@ def fig_a1(R):
     data = {}
     for cell, rs in cells.items():
         n = rs[0]["n_grid"]
-        m, s = band(ax, n, stack(rs, "h_n"), cell, color(cell))
+        m, s = band(ax, n, stack(rs, "h_n"), cell, color(cell), floor=0.0)       # Ĥ_N ≥ 0: band clipped at 0
         data[cell] = {"N": n, "H_N_mean": m, "H_N_sd": s, "H_N_seeds": stack(rs, "h_n")}
     ax.set_xscale("log")
     ax.set(xlabel="N (samples)", ylabel=r"$\hat H_N$", title="A1 learnability window")
