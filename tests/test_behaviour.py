@@ -246,3 +246,45 @@ def test_smoke_runs_render_a15(tmp_path):
     assert '"nan"' not in text and '"inf"' not in text
     r = out[runs[0]]
     assert r["c_hat"].shape == (SMOKE["a_behaviour"]["beh_max_lag"],) and 0 <= r["h_beh"] <= 12
+
+
+# ----------------------------------------------------------------- three training points (issue 30 item 6)
+def test_three_training_points_init_is_the_initial_parameters_with_eta():
+    from lwsim import stats
+    from lwsim.figures.models import _a_cell, _a_params, a_windows  # noqa: F401
+    c = _cfg(N=16)
+    calls = []
+    real = eb.a_windows
+
+    def spy(cell, params, rates, *a, **kw):
+        calls.append((params, rates))
+        return real(cell, params, rates, *a, **kw)
+    import pytest as _pt
+    mp = _pt.MonkeyPatch()
+    mp.setattr(eb, "a_windows", spy)
+    try:
+        out = eb.a_behaviour(c)
+    finally:
+        mp.undo()
+    assert eb.early_step(dict(c, steps=240)) == 24 and eb.early_step(dict(c, steps=6)) == 1
+    # calls: final (trained optimizer), init (initial parameters, P = η·I), early (checkpoint optimizer)
+    p_init, r_init = calls[1]
+    assert r_init == float(c["lr"])
+    p0 = _a_params(_a_cell("gru", c), c)
+    assert all(np.array_equal(np.asarray(p_init[k], np.float64), np.asarray(p0[k], np.float64)) for k in p0)
+    assert not isinstance(calls[2][1], float)
+    for n in ("lag", "full"):
+        for p in ("init", "early"):
+            assert f"h_diag_{n}_{p}" in out
+    cell = _a_cell("gru", c).with_dtype("float64")
+    p0 = {k: np.asarray(v, np.float64) for k, v in _a_params(cell, c).items()}
+    ds = eb.behaviour_dataset(c, 16)
+    t = a_windows(cell, p0, float(c["lr"]), ds.x_diag, ds.y_diag, c, nulls=("lag",))["lag"]
+    assert out["h_diag_lag_init"] == float(stats.learnability_window(t.lags, t.n_hat, 16))
+    # finding 9 states ρ at each point and H^beh's spread over seeds
+    runs = [({"cell": cl, "seed": s, "N": N}, dict(out, h_beh=float(s * N % 7), h_diag_lag=float(N % 5),
+                                                     h_diag_lag_init=float(N % 3)))
+            for cl in ("gru", "lstm") for s in (1, 2) for N in (8, 16, 32)]
+    rows = fb.f9({"A15": collect(runs)})[2]
+    assert any("three training points" in r and "lag/init" in r for r in rows)
+    assert any("spread over seeds" in r for r in rows)

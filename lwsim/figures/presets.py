@@ -175,7 +175,8 @@ A_BEHAVIOUR_QUICK = dict(train_dtype="float32", T=128, D=4, H=16, s0=0.05, optim
                          weight_decay=1e-4, clip=1.0, batch=16, steps=240, val_every=20, n_val=64, n_diag=512,
                          sigma_y=3.0, **_behaviour_task(96), lags=list(range(4, 113, 4)), beh_max_lag=112,
                          budgets=[16, 40, 100, 250, 640, 1600], n_grid=[16, 40, 100, 250, 640, 1600],
-                         eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002])
+                         eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002],
+                         points=["init", "early", "final"])   # issue 30 item 6: Ĥ_N at three training points
 QUICK["a_behaviour"] = A_BEHAVIOUR_QUICK
 SMOKE["a_behaviour"] = dict(A_BEHAVIOUR_QUICK, T=24, D=3, H=6, batch=8, steps=6, val_every=2, n_val=16, n_diag=32,
                             **_behaviour_task(12), lags=[2, 4, 6, 8, 10, 12, 14, 16], beh_max_lag=16,

@@ -53,7 +53,13 @@ def behaviour_train_kwargs(c):
     seed, validation every ``val_every`` steps, early stopping (best validation checkpoint)."""
     return dict(optimizer=c["optimizer"], optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
                 steps=c["steps"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"], seed=c["seed"],
-                val_every=c["val_every"], best_checkpoint=True, progress=False)
+                val_every=c["val_every"], best_checkpoint=True, progress=False,
+                checkpoints=[early_step(c)] if c.get("points") else [])
+
+
+def early_step(c):
+    """The early training point of issue 30 item 6: 10% of the steps (at least 1)."""
+    return max(1, int(c["steps"]) // 10)
 
 
 def behaviour_runs(preset, backend):
@@ -72,8 +78,10 @@ def a_behaviour(c):
     with part("training"):
         ds = behaviour_dataset(c, N)
         cell = _a_cell(c["cell"], c)
-        res = train(cell, _a_params(cell, c), ds, **behaviour_train_kwargs(c))
+        p0 = _a_params(cell, c)
+        res = train(cell, p0, ds, **behaviour_train_kwargs(c))
         cell, res = _float64(cell, res)
+        p0 = {k: np.asarray(v, np.float64) for k, v in p0.items()}
     p, opt = res.params, res.optimizer
     task = ds.task
     with part("diagnostics"):
@@ -92,6 +100,15 @@ def a_behaviour(c):
     for null, t in tables.items():
         out[f"h_diag_{null}"] = float(stats.learnability_window(t.lags, t.n_hat, N))
         out[f"n_hat_{null}"] = np.asarray(t.n_hat, float)
+    if c.get("points"):    # Ĥ_N at the initial parameters (P = η·I) and the early checkpoint (§5.6, §5.7)
+        from lwsim import optim
+        k = early_step(c)
+        extra = {"init": (p0, float(c["lr"])),
+                 "early": (res.checkpoints[k], optim.from_state_dict(res.checkpoints[k], res.checkpoint_opt_states[k]))}
+        with part("matched"):
+            for pt, (pp, rates) in extra.items():
+                for null, t in a_windows(cell, pp, rates, ds.x_diag, ds.y_diag, c, nulls=("lag", "full")).items():
+                    out[f"h_diag_{null}_{pt}"] = float(stats.learnability_window(t.lags, t.n_hat, N))
     if N == max(c["budgets"]):             # the cell's envelope and its decay law, once per cell × seed
         with part("envelope"):
             env = dg.envelope(cell, p, ds.x_diag, opt, np.asarray(c["lags"]), backend=c["backend"], progress=False)

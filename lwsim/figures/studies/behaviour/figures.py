@@ -34,6 +34,10 @@ def collect(runs):
         pt = {"cell": cfg["cell"], "seed": int(cfg["seed"]), "N": float(cfg["N"]), "h_beh": float(r["h_beh"]),
               "h_beh_smooth": float(r["h_beh_smooth"]),
               "h_diag": {n: float(r[f"h_diag_{n}"]) for n in nulls}}
+        hp = {f"{n}/{q}": float(r[f"h_diag_{n}_{q}"]) for n in ("lag", "full")
+              for q in ("init", "early") if f"h_diag_{n}_{q}" in r}
+        if hp:              # Ĥ_N at the initial parameters and the early checkpoint (issue 30 item 6)
+            pt["h_diag_points"] = hp
         scatter.append(pt)
         by.setdefault(cfg["cell"], {}).setdefault(pt["seed"], {})[pt["N"]] = (pt, r)
     cells = {}

@@ -128,6 +128,16 @@ def f9(rendered):
                     f"mean within-N ρ across cells × seeds {_f(t['within_N'])}); against the smooth H^beh_½ "
                     f"{_f(track_s[null]['pooled'])}")
     rows.append(f"which null: {which}")
+    pts = a15["scatter"]
+    keys = sorted({k for p in pts for k in p.get("h_diag_points", {})})
+    if keys:      # issue 30 item 6: the diagnostic at the initial parameters and the early checkpoint
+        rows.append("Ĥ_N at three training points (init: initial parameters, P = η·I; early: step steps/10; "
+                    "final: above), pooled Spearman ρ with H^beh_N: " + "; ".join(
+                        f"{k} {_f(spearman([p['h_beh'] for p in pts if k in p['h_diag_points']], [p['h_diag_points'][k] for p in pts if k in p['h_diag_points']]))}"
+                        for k in keys) + "; " + "; ".join(f"{n}/final {_f(t['pooled'])}" for n, t in track.items()))
+    for cell, d in a15["cells"].items():
+        rows.append(f"{cell}: H^beh_N spread over seeds (sd) at N = " + ", ".join(
+            f"{n:g}: {s:.1f}" for n, s in zip(d["N"], d["h_beh_sd"])))
     for cell, d in a15["cells"].items():
         g, env = d["growth"], d.get("envelope", {})
         law = env.get("selected_bic")
