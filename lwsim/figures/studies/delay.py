@@ -221,7 +221,7 @@ def fig_a16(results):
                                                   if r["cell"] == cl and r["delay"] == d], 1e-12, 1e12))))
                   for d in delays]
             yy = np.interp(np.log(ns), np.log(budgets), np.arange(len(budgets)), left=-0.5, right=len(budgets) - 0.5)
-            ax.plot(np.arange(len(delays)), yy, color=col, ls=ls, lw=1.2, label=f"N*={'N'} {null}/{pt}")
+            ax.plot(np.arange(len(delays)), yy, color=col, ls=ls, lw=1.2, label=f"N* = N, {null}/{pt}")
         ax.set_xticks(range(len(delays)), delays)
         ax.set_yticks(range(len(budgets)), budgets)
         ax.set_xlabel("ℓ*")
@@ -242,7 +242,8 @@ def fig_a16(results):
     ax.set_xticks(range(len(keys)), keys, rotation=60, fontsize=7)
     ax.set_ylabel("AUC of −log(N*/N)")
     ax.set_title(f"finding 10: {sc['verdict']}")
-    ax.legend(fontsize=6)
+    if ax.get_legend_handles_labels()[0]:          # no baseline defined (one class only): no legend
+        ax.legend(fontsize=6)
     data = {"rows": rows, "score": sc, "dynamic_range": dynamic_range(rows), "delays": delays, "budgets": budgets}
     return fig, data
 
