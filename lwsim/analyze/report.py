@@ -210,9 +210,10 @@ class Report:
         ok = np.isfinite(ts.tau)
         a2.loglog(env.lam_neuron[ok], ts.tau[ok], "o", ms=4)
         a2.set(xlabel="Λ_q", ylabel="τ_q", title="Rate vs time scale")
-        from matplotlib.ticker import LogLocator, NullFormatter
-        for axis in (a2.xaxis, a2.yaxis):           # decades only: minor labels collide on short ranges
-            axis.set_major_locator(LogLocator(numticks=5))
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+        for axis in (a2.xaxis, a2.yaxis):           # 1–2–5 in plain numbers; minor labels collided
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0), numticks=8))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             axis.set_minor_formatter(NullFormatter())
         fig.tight_layout()
         figs["neurons"] = fig
