@@ -30,6 +30,31 @@ def folder_problem(path, flag) -> str | None:
     if not os.access(probe, os.W_OK | os.X_OK):
         where = "" if probe == p else f" ({probe} is read-only for you)"
         return f"{flag} {path}: folder is not writable{where}; give a folder you can write to"
+    return _write_probe(p, flag)
+
+
+def _write_probe(p, flag) -> str | None:
+    """Create ``p`` (and its missing parents) and a file in it, then remove what was created: the
+    only check that also catches read-only filesystems and places where root's os.access says yes
+    (/proc, /sys), before any run rather than after the whole grid (issue 33)."""
+    import tempfile
+    made = []
+    try:
+        for q in reversed([p, *p.parents]):
+            if not q.exists():
+                q.mkdir()
+                made.append(q)
+        fd, tmp = tempfile.mkstemp(dir=p, prefix=".lwsim-probe-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return f"{flag} {p}: cannot create a file there ({exc.strerror or exc}); give a folder you can write to"
+    finally:
+        for q in reversed(made):
+            try:
+                q.rmdir()
+            except OSError:
+                pass
     return None
 
 

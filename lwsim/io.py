@@ -17,14 +17,32 @@ __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_savez", "to_jsonab
 SEP = "/"
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where /proc allows (os.umask can only be
+    read by setting it, which races with other threads creating files)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory,
     flushed and fsynced, then ``os.replace``. A crash leaves the old file (or none), never a
-    half-written one."""
+    half-written one. The file gets the mode a plain ``open(path, "w")`` would (0666 less the
+    umask: 0644 under umask 022), not mkstemp's private 0600, so figures and cache records in a
+    shared folder stay readable to the people they are shared with."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

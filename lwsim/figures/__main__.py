@@ -4,6 +4,7 @@
                           [--backend numba|numpy|cupy] [--force] [--cache DIR]
                           [--scheduler local|tcp://host:8786] [--threads-per-run N]
                           [--dry-run] [--calibrate] [--profile] [--train-dtype float32|float64]
+                          [--native] [--compare DIR]
 
 Each figure is a PNG plus a JSON of the plotted data and fitted numbers in --out (default
 figures/); FINDINGS.md lists the findings of §5.5 with measured numbers and a verdict. Runs are
@@ -17,6 +18,12 @@ compilation, summed per experiment (from the cache records; docs/experiments.md 
 Every preset trains in float32, as the papers' PyTorch code; --train-dtype float64 trains in
 float64 instead. When the runs of the other dtype are in the cache too, FINDINGS.md lists the
 verdicts under both.
+The command runs on the pinned numerical platform (one BLAS kernel set, NumPy SIMD level and numba
+target for every x86-64 with AVX2: the same bits on any such machine; lwsim/platform.py) by
+starting itself again with it; --native uses this CPU's fastest kernels instead. After the run it
+says whether the files it wrote are bit-identical to what --out held before (or to --compare DIR),
+and which numbers and verdicts moved (docs/performance.md, "Bit-reproducibility"). --only keeps the
+verdicts it did not recompute from the FINDINGS.md it replaces, marked as such.
 """
 from __future__ import annotations
 
@@ -60,6 +67,12 @@ def parse_args(argv=None):
     ap.add_argument("--train-dtype", default=None, choices=["float32", "float64"],
                     help="train in this dtype instead of the preset's (float32 in every preset); "
                          "diagnostics always run in float64")
+    ap.add_argument("--native", action="store_true",
+                    help="use this CPU's fastest kernels (BLAS, NumPy SIMD, numba target) instead of the "
+                         "pinned platform that gives the same bits on every x86-64 with AVX2 (docs/performance.md)")
+    ap.add_argument("--compare", default=None, metavar="DIR",
+                    help="after the run, compare the files written with those in DIR (default: with what "
+                         "--out held before the run)")
     ap.add_argument("--profile", action="store_true",
                     help="after the run, print the wall time per part and experiment (from the cache)")
     args = ap.parse_args(argv)
@@ -91,21 +104,70 @@ def _setup_problem(args):
     remote = args.scheduler not in (None, "local")
     checks = [lambda: folder_problem(args.cache, "--cache"),
               lambda: folder_problem(args.out, "--out") if running else None,
-              lambda: backend_problem(args.backend) if (running and not remote) or args.calibrate else None]
+              lambda: backend_problem(args.backend) if (running and not remote) or args.calibrate else None,
+              lambda: _dask_problem() if args.scheduler is not None and not args.calibrate else None,
+              lambda: (f"--compare {args.compare}: is not a folder" if args.compare is not None
+                       and not os.path.isdir(args.compare) else None)]
     return next((msg for msg in (c() for c in checks) if msg), None)
 
 
+def _dask_problem():
+    """--scheduler without Dask installed, as one line (found before any bar is drawn)."""
+    from .dist import DaskUnavailable, _import_distributed
+    try:
+        _import_distributed()
+    except DaskUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def _pinned_restart(args, argv):
+    """Run this command again in a process with the pinned platform (lwsim/platform.py) and return
+    its exit status; None to go on in this process (already pinned, --native, or a CPU that cannot
+    be pinned: said on stderr). The libraries choose their kernels when they load, so the pin
+    cannot be applied to this process."""
+    from .. import platform
+    if args.native or args.dry_run or platform.is_pinned_process():
+        return None
+    why = platform.pinnable()
+    if why:
+        print(f"lwsim.figures: warning: {why}; running with this CPU's native kernels, so the bits may "
+              "differ from the pinned reference", file=sys.stderr)
+        return None
+    import subprocess
+    env, notes = platform.pinned_env()
+    for note in notes:
+        print(f"lwsim.figures: pinned platform: {note}", file=sys.stderr)
+    try:
+        return subprocess.call(platform.reexec_argv("lwsim.figures", argv), env=env)
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
     problem = _setup_problem(args)
     if problem:
         print(f"lwsim.figures: error: {problem}", file=sys.stderr)
         return 2
+    status = _pinned_restart(args, argv)
+    if status is not None:
+        return status
+    from .. import platform
+    if platform.is_pinned_process() and not platform.describe()["ok"]:
+        print(f"lwsim.figures: warning: the pinned platform did not take effect ({platform.describe()}); "
+              "the bits may differ from the pinned reference", file=sys.stderr)
+    if args.scheduler not in (None, "local") and not args.dry_run:
+        print("lwsim.figures: note: Dask workers run with the platform they were started with; for the "
+              "pinned bits start them under the lines `python -m lwsim.platform` prints", file=sys.stderr)
     from .figures import make_figures
     if args.calibrate or args.dry_run:
         return _cost(args)
     from .dist import DaskUnavailable, SchedulerUnreachable
     from .runner import GridFailed
+    from .compare import report, snapshot
+    before = snapshot(args.compare if args.compare is not None else args.out)
     t0 = time.perf_counter()
     try:
         make_figures(args.only, preset=args.preset, out=args.out, cache=args.cache, jobs=args.jobs,
@@ -122,6 +184,10 @@ def main(argv=None):
     wall = time.perf_counter() - t0
     print(f"lwsim.figures: {len(args.only)} figure(s), preset {args.preset}, into {args.out}/ "
           f"in {wall:.1f} s")
+    if args.compare is not None:
+        before = {k: v for k, v in before.items() if k in snapshot(args.out)}   # what this folder has
+    where = f"{args.compare}/" if args.compare is not None else f"the previous files in {args.out}/"
+    print("lwsim.figures: " + "\n".join(report(before, snapshot(args.out), where)))
     if args.profile:
         from . import timing
         from .plan import plan

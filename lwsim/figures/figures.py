@@ -100,6 +100,10 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     command = (f"python -m lwsim.figures --preset {preset} --out {out} --cache {cache}"
                + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
                + (f" --train-dtype {train_dtype}" if train_dtype else ""))
-    write_findings(rendered, preset, Path(out) / "FINDINGS.md", dtype=dtype, twin=twin, extras=extras, command=command,
-                   results=results)
+    path = Path(out) / "FINDINGS.md"
+    earlier = path.read_text(errors="replace") if path.is_file() else None   # --only keeps its other verdicts
+    n_jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
+    threads = threads_per_run or (1 if scheduler not in (None, "local") else max(1, (os.cpu_count() or 1) // n_jobs))
+    write_findings(rendered, preset, path, dtype=dtype, twin=twin, extras=extras, command=command,
+                   results=results, earlier=earlier, threads=threads)
     return rendered

@@ -22,36 +22,12 @@ def findings(rendered):
     return rows
 
 
-def platform_line():
-    """What decides the last bits of a run on x86 (docs/performance.md, "Bit-reproducibility"): OpenBLAS kernel
-    set (core type), NumPy's SIMD target for float64 exp/log/tanh, numba's thread count (one row
-    chunk per thread, partial gradients summed per chunk)."""
-    import ctypes
-    import glob
-    import os
-
-    import numba
-    core = "unknown"
-    try:
-        import scipy
-        site = os.path.dirname(os.path.dirname(scipy.__file__))
-        for path in sorted(glob.glob(os.path.join(site, "scipy.libs", "libscipy_openblas*"))):
-            lib = ctypes.CDLL(path)
-            for name in ("scipy_openblas_get_corename", "scipy_openblas_get_corename64_", "openblas_get_corename"):
-                fn = getattr(lib, name, None)
-                if fn is not None:
-                    fn.restype = ctypes.c_char_p
-                    core = fn().decode()
-                    break
-    except (ImportError, OSError):                      # report what can be found, never fail
-        pass
-    try:
-        from numpy.lib.introspect import opt_func_info
-        simd = opt_func_info(func_name="^tanh$", signature="float64")["tanh"]["dd"]["current"]
-    except (ImportError, KeyError):
-        simd = "unknown"
-    return (f"Platform: OpenBLAS core {core}, NumPy float64 SIMD target {simd}, numba threads "
-            f"{numba.get_num_threads()} (results are bit-identical only when all three match).")
+def platform_line(threads=None):
+    """What decides the last bits of a run on x86 (docs/performance.md, "Bit-reproducibility"): pinned
+    or native mode, OpenBLAS kernel set, NumPy's SIMD target, numba's target, lwsim's kernel
+    profile and the numba threads per run (lwsim/platform.py)."""
+    from .. import platform
+    return platform.platform_line(threads)
 
 
 def dtype_lines(rows, dtype, twin, preset):
@@ -89,6 +65,57 @@ def provenance_lines(preset, command, results):
             "missing), except where a section names a further command (\"Training dtype\").", ""]
 
 
+KEPT = ("*Kept from the earlier FINDINGS.md in this folder: not recomputed in this call (its figures "
+        "were not requested); rerun without --only to recompute it.*")
+NOT_RUN = "Not run in this call"
+
+
+def _cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def merge_earlier(text, earlier):
+    """FINDINGS.md text with what this call did not compute taken from ``earlier`` (the file it
+    replaces), marked, so ``--only`` never discards a verdict (issue 33). Merged only when both
+    are of the same preset (same title line): a section of ``text`` that says "Not run in this
+    call" gets the earlier section's body under :data:`KEPT`; a table row with "not run" cells
+    gets the earlier row's cells, marked "(earlier)"; sections only the earlier file has are
+    appended, marked. Everything this call computed is left as it is."""
+    if not earlier or text.split("\n", 1)[0] != earlier.split("\n", 1)[0]:
+        return text
+    from .compare import _sections
+    old = _sections(earlier)
+    old_rows = {}
+    for head, body in old.items():
+        for line in body:
+            if line.startswith("|") and len(_cells(line)) >= 3:
+                old_rows[(head, tuple(_cells(line)[:2]))] = _cells(line)
+    out, head, skip = [], "", False
+    new = _sections(text)
+    for line in text.split("\n"):              # split, not splitlines: the final newline stays
+        if line.startswith("## "):
+            head, skip = line[3:].strip(), False
+            out.append(line)
+            body = new[head]
+            if any(NOT_RUN in x for x in body) and head in old and not any(NOT_RUN in x for x in old[head]):
+                out += ["", KEPT] + old[head]
+                skip = True                      # drop this call's "not run" body
+            continue
+        if skip:
+            continue
+        cells = _cells(line) if line.startswith("|") else []
+        prev = old_rows.get((head, tuple(cells[:2]))) if len(cells) >= 3 else None
+        if prev and len(prev) == len(cells) and any(c == "not run" for c in cells):
+            cells = [p + " (earlier)" if c == "not run" and p != "not run" else c for c, p in zip(cells, prev)]
+            line = "| " + " | ".join(cells) + " |"
+        out.append(line)
+    for h in old:
+        if h and h not in new:
+            out += [f"## {h}", "", KEPT] + old[h]
+    merged = "\n".join(out)
+    return merged + "\n" if text.endswith("\n") and not merged.endswith("\n") else merged
+
+
 # The verdict words, defined once at the top of every FINDINGS.md (each section states its rule).
 VERDICT_WORDS = (
     "Verdicts: **reproduced** — the finding's rule (stated under it) holds, in every seed where the "
@@ -99,13 +126,16 @@ VERDICT_WORDS = (
     "finding's figures.")
 
 
-def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None):
+def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None,
+                   earlier=None, threads=None):
     """Write FINDINGS.md: headline table, dtype section, the studies' sections (``before``, the
-    numbered findings, ``after``); ``extras``: {study name: its ``extra`` value}."""
+    numbered findings, ``after``); ``extras``: {study name: its ``extra`` value}; ``earlier``: the
+    text of the FINDINGS.md this replaces, whose verdicts are kept where this call computed none
+    (:func:`merge_earlier`); ``threads``: numba threads per run, for the platform line."""
     extras = extras or {}
     rows = findings(rendered)
     lines = [f"# Findings (docs/experiments.md §5.5), preset `{preset}`", ""] + provenance_lines(
-        preset, command, results) + [platform_line(), "", VERDICT_WORDS, "",
+        preset, command, results) + [platform_line(threads), "", VERDICT_WORDS, "",
              "| # | finding | verdict |", "|---|---|---|"]
     for k, title in TITLES.items():
         lines.append(f"| {k} | {title} | {rows[k][1] if k in rows else 'not run'} |")
@@ -128,5 +158,5 @@ def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, r
     for s in studies.STUDIES:
         if s.after:
             lines += s.after(extra=extras.get(s.name), **ctx)
-    atomic_write_bytes(path, "\n".join(lines).encode())
+    atomic_write_bytes(path, merge_earlier("\n".join(lines), earlier).encode())
     return rows

@@ -93,6 +93,8 @@ def marker_path(runs):
     import numba
     key = hashlib.sha256(json.dumps([numba.__version__, sys.version, _source_digest(),
                                      os.environ.get("LWSIM_NUMBA_TUNING", ""),
+                                     os.environ.get("NUMBA_CPU_NAME", ""),   # pinned and native kernels
+                                     os.environ.get("NUMBA_CPU_FEATURES", ""),   # are cached apart
                                      sorted(r.key for r in runs)]).encode()).hexdigest()[:20]
     candidates = []
     if os.environ.get("NUMBA_CACHE_DIR"):
