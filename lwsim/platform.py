@@ -159,6 +159,17 @@ def reexec_argv(module, argv):
     return [sys.executable, "-m", module, *list(argv)]
 
 
+def die_with_parent():
+    """preexec_fn of a pinned child process: on Linux it gets SIGKILL when its parent dies (no
+    orphan keeps writing the cache after the parent was killed); elsewhere a no-op."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv=None):
     """``python -m lwsim.platform``: the shell lines that pin a process (e.g. Dask workers)."""
     argv = sys.argv[1:] if argv is None else argv

@@ -160,3 +160,25 @@ def test_scheduler_without_dask_is_an_error_before_any_bar(tmp_path, monkeypatch
     err = capsys.readouterr()
     assert rc == 2 and "lwsim[dist]" in err.err and "error:" in err.err
     assert "lwsim.figures [" not in err.err + err.out and not (tmp_path / "r").exists()
+
+
+@needs_pin
+def test_pinned_restart_replaces_the_process(tmp_path):
+    """python -m lwsim.figures restarts itself pinned in the same process (exec), so a kill or
+    Ctrl-C reaches the run and no orphaned child keeps writing the cache."""
+    import signal
+    import time
+    full = {k: v for k, v in os.environ.items() if k not in platform.PINNED and k != platform.ENV_MODE}
+    proc = subprocess.Popen(CMD + ["--only", "A12,B7", "--out", str(tmp_path / "o"), "--cache", str(tmp_path / "r")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=full)
+    env = b""
+    deadline = time.time() + 60
+    while time.time() < deadline and b"LWSIM_PLATFORM=pinned" not in env and proc.poll() is None:
+        try:
+            env = Path(f"/proc/{proc.pid}/environ").read_bytes()
+        except OSError:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert b"LWSIM_PLATFORM=pinned" in env                  # the pinned run is this very PID

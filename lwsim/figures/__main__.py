@@ -121,7 +121,7 @@ def _dask_problem():
     return None
 
 
-def _pinned_restart(args, argv):
+def _pinned_restart(args, argv, as_program=False):
     """Run this command again in a process with the pinned platform (lwsim/platform.py) and return
     its exit status; None to go on in this process (already pinned, --native, or a CPU that cannot
     be pinned: said on stderr). The libraries choose their kernels when they load, so the pin
@@ -138,20 +138,26 @@ def _pinned_restart(args, argv):
     env, notes = platform.pinned_env()
     for note in notes:
         print(f"lwsim.figures: pinned platform: {note}", file=sys.stderr)
-    try:
-        return subprocess.call(platform.reexec_argv("lwsim.figures", argv), env=env)
+    cmd = platform.reexec_argv("lwsim.figures", argv)
+    if as_program:                       # replace this process: same PID, so a signal (Ctrl-C, a
+        sys.stdout.flush()               # kill) reaches the run itself, never an orphaned child
+        sys.stderr.flush()
+        os.execve(cmd[0], cmd, env)
+    try:                                 # main() called from Python: a child that dies with us
+        return subprocess.call(cmd, env=env, preexec_fn=platform.die_with_parent)
     except KeyboardInterrupt:
         return 130
 
 
 def main(argv=None):
+    as_program = argv is None            # python -m lwsim.figures, not main([...]) from Python
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
     problem = _setup_problem(args)
     if problem:
         print(f"lwsim.figures: error: {problem}", file=sys.stderr)
         return 2
-    status = _pinned_restart(args, argv)
+    status = _pinned_restart(args, argv, as_program)
     if status is not None:
         return status
     from .. import platform

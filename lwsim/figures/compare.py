@@ -98,6 +98,14 @@ def _verdicts(text):
     return rows
 
 
+def _excerpt(text, other, width=240):
+    """``text`` cut to ``width`` characters around its first difference from ``other`` (long
+    FINDINGS lines differ in one number far from their start)."""
+    i = next((k for k, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    start = max(0, min(i - 80, len(text) - width))
+    return ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+
+
 def findings_diff(old, new, limit=4):
     """Lines: finding by finding (in the new file's order), the verdict old → new when it moved
     and the changed lines of its section."""
@@ -120,7 +128,13 @@ def findings_diff(old, new, limit=4):
         diff = [x for x in difflib.unified_diff(before, after, lineterm="", n=0)
                 if x[:1] in "+-" and not x.startswith(("+++", "---")) and x[1:].strip()]
         lines.append(f"  {label}{moved}; {sum(x[0] == '+' for x in diff)} line(s) differ:")
-        lines += [f"    {x[0]} {x[1:].strip()[:300]}" for x in diff[:2 * limit]]
+        gone = [x[1:].strip() for x in diff if x[0] == "-"]
+        came = [x[1:].strip() for x in diff if x[0] == "+"]
+        for i, x in enumerate(diff[:2 * limit]):
+            text = x[1:].strip()
+            other = (came if x[0] == "-" else gone)
+            j = (gone if x[0] == "-" else came).index(text)
+            lines.append(f"    {x[0]} {_excerpt(text, other[j] if j < len(other) else '')}")
         if len(diff) > 2 * limit:
             lines.append(f"    … {len(diff) - 2 * limit} more")
     for head in sa:
