@@ -1,0 +1,76 @@
+"""Run mutmut 3 on one module against that module's own tests (issue 32).
+
+    nice -n 15 python tools/mutation.py lwsim/stats/decay.py tests/test_stats_decay.py [-- -k expr]
+
+What it does: fixes mutmut's configuration from pyproject.toml's [tool.mutmut]
+(source_paths, do_not_mutate, ...) and overrides, for this run only,
+``only_mutate`` (the module given; a folder means every .py in it) and the pytest
+test selection (the test files given), then calls ``mutmut run --max-children N``
+(N = $MUTMUT_CHILDREN, default 1: the machine is shared). mutmut always works in
+``./mutants/``; so that runs on different modules (or by different people) never
+share it, the run happens in a scratch copy of the tree,
+``$MUTMUT_WORKDIR`` (default /tmp/lwsim-mutation/<module>), holding lwsim/, theory/,
+tests/, docs/, README.md and pyproject.toml. That copy is refreshed first (``--keep``
+keeps its ``mutants/``, e.g. to re-run after adding a test: only the changed
+functions' mutants are redone). Afterwards it prints
+``mutmut results`` (the survivors); ``python -m mutmut show <name>`` shows a diff.
+
+Decorated functions (``@numba.njit`` among them) are never mutated by mutmut 3:
+the numba kernels are out of scope by construction. See docs/testing.md.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    keep = "--keep" in argv
+    argv = [a for a in argv if a != "--keep"]
+    extra: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    module, tests = argv[0], argv[1:]
+    root = Path(__file__).resolve().parent.parent
+    if not (root / module).exists():
+        print(f"tools/mutation.py: error: no such module {module}", file=sys.stderr)
+        return 2
+    slug = module.rstrip("/").replace("/", "_").removesuffix(".py")
+    work = Path(os.environ.get("MUTMUT_WORKDIR", f"/tmp/lwsim-mutation/{slug}"))
+    work.mkdir(parents=True, exist_ok=True)
+    if not keep and (work / "mutants").exists():
+        shutil.rmtree(work / "mutants")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "mutants")
+    for name in ("lwsim", "theory", "tests", "docs"):
+        if (work / name).exists():
+            shutil.rmtree(work / name)
+        shutil.copytree(root / name, work / name, ignore=ignore)
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy2(root / name, work / name)
+    os.chdir(work)
+    sys.path.insert(0, str(work))
+    from mutmut import configuration
+    cfg = configuration._load_config()
+    cfg.only_mutate = [module.rstrip("/") + "/*" if Path(module).is_dir() else module]
+    cfg.pytest_add_cli_args_test_selection = list(tests) + extra
+    configuration._config = cfg
+    from mutmut.__main__ import cli
+    children = os.environ.get("MUTMUT_CHILDREN", "1")
+    try:
+        cli.main(["run", "--max-children", children], standalone_mode=False)
+    finally:
+        try:
+            cli.main(["results"], standalone_mode=False)
+        except SystemExit:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
