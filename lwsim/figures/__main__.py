@@ -105,7 +105,7 @@ def _setup_problem(args):
     checks = [lambda: folder_problem(args.cache, "--cache"),
               lambda: folder_problem(args.out, "--out") if running else None,
               lambda: backend_problem(args.backend) if (running and not remote) or args.calibrate else None,
-              lambda: _dask_problem() if args.scheduler is not None and not args.calibrate else None,
+              lambda: _dask_problem() if args.scheduler is not None and running else None,
               lambda: (f"--compare {args.compare}: is not a folder" if args.compare is not None
                        and not os.path.isdir(args.compare) else None)]
     return next((msg for msg in (c() for c in checks) if msg), None)
