@@ -20,6 +20,7 @@ the numba kernels are out of scope by construction. See docs/testing.md.
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import sys
@@ -58,6 +59,9 @@ def main(argv: list[str]) -> int:
     from mutmut import configuration
     cfg = configuration._load_config()
     cfg.only_mutate = [module.rstrip("/") + "/*" if Path(module).is_dir() else module]
+    # a module named explicitly is mutated even if do_not_mutate lists it (e.g. lwsim/figures/*)
+    cfg.do_not_mutate = [p for p in cfg.do_not_mutate
+                         if not any(fnmatch.fnmatch(m, p) for m in (module, module.rstrip("/") + "/x.py"))]
     cfg.pytest_add_cli_args_test_selection = list(tests) + extra
     configuration._config = cfg
     from mutmut.__main__ import cli
