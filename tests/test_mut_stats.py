@@ -95,3 +95,86 @@ def test_mean_scale_hand_numbers():
     assert mean_scale(1.0, 3.0, 100.0) == pytest.approx(3.0)
     np.testing.assert_allclose(mean_scale(1.5, 2.0, np.array([1.0, 8.0, 64.0])), [2.0, 1.0, 0.5])
     assert mean_scale(0.5, 1.0, 2.0) == pytest.approx(2.0)   # alpha in (0, 1]: n^(+1)
+
+
+# ---- mcculloch -------------------------------------------------------------------------------
+
+import warnings  # noqa: E402
+
+from lwsim.stats import mcculloch  # noqa: E402
+
+R2 = 2 * 1.6448536269514722 / (2 * 0.6744897501960817)   # Gaussian (α = 2) quantile ratio, 2.4387
+
+
+def test_iqr_theory_author_at_cauchy_and_gaussian():
+    # unit SαS: α = 1 is Cauchy(0, 1), quartiles ±1; α = 2 is N(0, 2), IQR = 2·√2·z.75
+    np.testing.assert_allclose(mcculloch.iqr_theory(np.array([1.0, 2.0]), "author"),
+                               [2.0, 2 * np.sqrt(2) * 0.6744897501960817], rtol=1e-6)
+    np.testing.assert_allclose(mcculloch.iqr_theory(2.0), 2 * np.sqrt(2) * 0.6744897501960817, rtol=1e-6)
+
+
+def test_alpha_from_quantiles_clips_to_alpha_lo_but_author_ignores_it():
+    q = np.array([-20.0, -1.0, 1.0, 20.0])          # ratio 20: heavier than any α ≥ 1.2
+    assert mcculloch.alpha_from_quantiles(q, 1.2)[0] == 1.2
+    # author: α̂ in [1, 2] from its own table, alpha_lo unused (the clamped end of the R-sorted grid
+    # is one of the two R(1) entries, α = 1 or 1.005)
+    a_auth = float(mcculloch.alpha_from_quantiles(q, 1.2, "author")[0])
+    assert 1.0 <= a_auth <= 1.005
+    # alpha_lo below the table: clipped to the table's first α, 0.5
+    assert mcculloch.alpha_from_quantiles(np.array([-1e6, -1.0, 1.0, 1e6]), 0.0)[0] == 0.5
+    # lighter than Gaussian: α̂ = 2 exactly
+    assert mcculloch.alpha_from_quantiles(np.array([-1.1, -1.0, 1.0, 1.1]), 1.0)[0] == 2.0
+    assert mcculloch.alpha_from_quantiles(np.array([-R2, -1.0, 1.0, R2]), 1.0)[0] == pytest.approx(2.0, abs=1e-9)
+
+
+def test_degenerate_iqr_is_gaussian_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a, iqr = mcculloch.alpha_from_quantiles(np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]), 1.0)
+        np.testing.assert_array_equal(a, [2.0, 2.0])
+        np.testing.assert_array_equal(iqr, [0.0, 0.0])
+        # author: IQR ≤ 1e−12 (here −1e−12, 0 and exactly 1e−12) or non-finite → (α, σ) = (2, 0)
+        q = np.array([[0.0, 1e-12, 0.0, 1.0], [0.0, 1e-12, 0.0, 0.0], [0.0, 0.0, 0.0, 5.0],
+                      [0.0, 0.0, 1e-12, 1.0], [np.nan, 0.0, np.nan, 1.0]])
+        a, s, _ = mcculloch.author_quantile_fit(q)
+    np.testing.assert_array_equal(a, [2.0] * 5)
+    np.testing.assert_array_equal(s, [0.0] * 5)
+
+
+def test_author_quantile_fit_unit_iqr_row_is_not_degenerate():
+    # Cauchy quartiles ±0.5 → IQR = 1 (not ≤ 1e−12): α̂ near 1, σ̂ = 1/IQR(1) = 0.5
+    t = np.tan(0.45 * np.pi) * 0.5
+    a, s, iqr = mcculloch.author_quantile_fit(np.array([-t, -0.5, 0.5, t]))
+    assert iqr == 1.0 and 1.0 <= a <= 1.01 and s == pytest.approx(0.5, rel=1e-3)
+
+
+def test_bootstrap_quantiles_reach_the_sample_ends_and_interpolate():
+    rng = np.random.default_rng(0)
+    # n = 2: the linear rule interpolates between the resample's two order statistics, so a
+    # resample {0, 1} gives q95 = 0.95 (probability 1/2), never only 0 or 1
+    b = mcculloch.bootstrap_quantiles(np.array([0.0, 1.0]), 200, rng)
+    assert np.isin(0.95, b[:, 3]) and np.isin(0.05, b[:, 0])
+    # n = 5: every bootstrap quantile lies in [min, max] and q95 reaches the maximum 4 (resample all 4s
+    # is rare, but q95 = 4 needs only the two largest order statistics to be 4: probability ≈ 0.26)
+    b = mcculloch.bootstrap_quantiles(np.arange(5.0), 400, rng)
+    assert b.min() >= 0.0 and b.max() == 4.0 and b[:, 0].min() == 0.0
+
+
+def test_bootstrap_alphas_pass_the_conventions():
+    x = np.sort(sample_sas(1.0, size=2000, seed=1))          # Cauchy: R ≈ 6.3
+    lw = mcculloch.bootstrap_alphas(x, 20, np.random.default_rng(2), alpha_lo=1.2)
+    au = mcculloch.bootstrap_alphas(x, 20, np.random.default_rng(2), alpha_lo=1.2, conventions="author")
+    assert lw.min() >= 1.2 and au.max() < 1.2
+
+
+def test_iqr_theory_author_is_flat_over_the_snapped_first_step():
+    # the author's IQR(1.005) := IQR(1) = 2, so linear interpolation at 1.0025 gives exactly 2;
+    # lwsim's PCHIP on the exact table does not (IQR(α) decreases from 2 at α = 1)
+    assert mcculloch.iqr_theory(1.0025, "author") == pytest.approx(2.0, rel=1e-12)
+    assert mcculloch.iqr_theory(1.0025) < 2.0 - 1e-4
+
+
+def test_mcculloch_point_defaults_clip_at_one():
+    x = np.sort(sample_sas(1.0, size=4000, seed=5))   # this Cauchy sample's ratio exceeds R(1)
+    a, s, iqr = mcculloch.mcculloch_point(x)          # default alpha_lo = 1, conventions "lwsim"
+    assert a == 1.0 and s == pytest.approx(iqr / 2.0, rel=1e-9)   # σ̂ = IQR / IQR(1), IQR(1) = 2
