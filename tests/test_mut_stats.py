@@ -4,6 +4,8 @@ Each pins a hand-computed number or a documented property; none compares the cod
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,61 @@ def test_mcculloch_point_defaults_clip_at_one():
     x = np.sort(sample_sas(1.0, size=4000, seed=5))   # this Cauchy sample's ratio exceeds R(1)
     a, s, iqr = mcculloch.mcculloch_point(x)          # default alpha_lo = 1, conventions "lwsim"
     assert a == 1.0 and s == pytest.approx(iqr / 2.0, rel=1e-9)   # σ̂ = IQR / IQR(1), IQR(1) = 2
+
+
+# ---- decay_author ----------------------------------------------------------------------------
+
+from lwsim.stats.decay_author import author_lc_grid, tempered_author  # noqa: E402
+
+
+def test_author_lc_grid_ends_by_hand():
+    g = author_lc_grid([2.0, 5.0, 10.0])          # [0.5·2, 2·10] = [1, 20], 40 log-spaced values
+    assert len(g) == 40
+    np.testing.assert_allclose([g[0], g[-1]], [1.0, 20.0], rtol=1e-12)
+    g = author_lc_grid([1e-13])                  # floor 1e−12, and hi = max(1.001·lo, 2e−13)
+    np.testing.assert_allclose([g[0], g[-1]], [1e-12, 1.001e-12], rtol=1e-12)
+
+
+def test_tempered_author_recovers_exact_law_on_given_grids():
+    lags = np.arange(1.0, 41.0)
+    y = np.log(3.0) - 0.5 * np.log(lags) - 2.0 * (lags / 7.0) ** 0.6
+    p, ssr = tempered_author(lags, y, k_grid=(0.6,), lc_grid=(7.0,))   # 7 and 0.6: in neither default grid
+    assert ssr < 1e-20 and (p["l_c"], p["k"]) == (7.0, 0.6)
+    assert p["A"] == pytest.approx(3.0, rel=1e-9) and p["beta"] == pytest.approx(0.5, rel=1e-9)
+    assert p["cutoff_coeff"] == pytest.approx(2.0, rel=1e-9)
+
+
+def test_tempered_author_amplitude_overflow_is_inf():
+    lags = np.arange(1.0, 21.0)
+    for c, finite in ((800.0, False), (709.5, False), (708.0, True)):   # exp overflows past ~709.78
+        y = c - 0.5 * np.log(lags) - (lags / 5.0) ** 0.5
+        p, _ = tempered_author(lags, y, k_grid=(0.5,), lc_grid=(5.0,))
+        assert (p["A"] == math.inf) != finite
+        if finite:
+            assert p["A"] == pytest.approx(math.exp(708.0), rel=1e-9)
+
+
+def test_tempered_author_keeps_first_grid_point_on_ties():
+    # y ≡ 0 is fitted exactly (coef = 0, SSR = 0) at every (k, ℓ_c): the first one is kept
+    lags = np.arange(1.0, 41.0)
+    p, ssr = tempered_author(lags, np.zeros(40))
+    assert ssr == 0.0 and p["A"] == 1.0
+    assert (p["k"], p["l_c"]) == (0.25, pytest.approx(0.5, rel=1e-12))   # k_grid[0], 0.5·ℓ_min
+
+
+def test_tempered_author_amplitude_threshold_is_strict_at_709():
+    # one lag ℓ = 1: X = [1, log 1, (1/1e200)^k] = [1, 0, ~0], so c = y exactly
+    for y0, A in ((709.0, math.inf), (708.0, math.exp(708.0))):
+        p, _ = tempered_author([1.0], [y0], k_grid=(1.0,), lc_grid=(1e200,))
+        assert p["A"] == A
+
+
+def test_tempered_author_casts_inputs_to_float64():
+    lags = np.arange(1.0, 41.0)
+    y = np.log(3.0) - 0.5 * np.log(lags) - 2.0 * (lags / 7.0) ** 0.6
+    # float32 lags (exact integers) are fitted in float64: the law is still recovered to 1e−20
+    p, ssr = tempered_author(lags.astype(np.float32), y, k_grid=(0.6,), lc_grid=(7.0,))
+    assert ssr < 1e-20 and p["beta"] == pytest.approx(0.5, rel=1e-9)
+    # extended-precision y (linalg refuses float128) is accepted
+    p, ssr = tempered_author(lags, y.astype(np.longdouble), k_grid=(0.6,), lc_grid=(7.0,))
+    assert ssr < 1e-20 and p["A"] == pytest.approx(3.0, rel=1e-9)
