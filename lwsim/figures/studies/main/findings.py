@@ -24,7 +24,7 @@ def _exp_growth(a1c, lam, kappa):
     N̂ ∝ e^{κ̂ λ ℓ}, H_N = log N /(κ̂ λ) + const (docs/theory.md §4.4), so
     ΔH = log(N_last/N_mid)/(κ̂ λ)."""
     n = np.asarray(a1c["N"], float)
-    if not (lam and kappa) or lam <= 0 or kappa <= 0:
+    if lam is None or kappa is None or not (lam > 0 and kappa > 0):     # NaN λ (no exponential fit): None
         return None
     return float(np.log(n[-1] / n[len(n) // 2]) / (kappa * lam))
 
