@@ -31,7 +31,8 @@ from __future__ import annotations
 import os
 import sys
 
-ENV_MODE = "LWSIM_PLATFORM"                 # "pinned" in a process started by pinned_env()
+ENV_MODE = "LWSIM_PLATFORM"                 # "pinned" in a process started by pinned_env();
+                                            # "native" set by the user: as --native, every run
 NUMPY_DISABLE = "X86_V4 AVX512_ICL AVX512_SPR"
 NUMBA_FEATURES = ("+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,"
                   "+popcnt,+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave")
@@ -88,6 +89,12 @@ def pinned_env(environ=None):
     environ.update(PINNED)
     environ[ENV_MODE] = "pinned"
     return environ, notes
+
+
+def native_requested():
+    """True when the environment asks for the native platform (``LWSIM_PLATFORM=native``): the same
+    as ``--native`` on every command (the test suite sets it, so main([...]) runs in-process)."""
+    return os.environ.get(ENV_MODE) == "native"
 
 
 def is_pinned_process():

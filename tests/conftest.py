@@ -1,7 +1,14 @@
 """Suite-wide reporting: numba's compilation time (compiling kernels, or loading them from numba's
 on-disk cache), printed at the end of every run, so a cold-cache CI run reports what compiling
 the kernels costs (lwsim/figures/timing.py). Runs in spawned worker processes are not counted."""
+import os
+
 from lwsim.figures.timing import compile_clock
+
+# main([...]) in a test runs in this process on the native platform (as --native) rather than in a
+# pinned child whose output capsys cannot see; tests of the pinned mode start their own processes
+# with LWSIM_PLATFORM removed (tests/test_platform.py).
+os.environ.setdefault("LWSIM_PLATFORM", "native")
 
 _CLOCK = compile_clock()          # installed before any test compiles anything
 

@@ -51,11 +51,11 @@ def test_smoke_end_to_end_and_cache(tmp_path):
         assert '"nan"' not in (out / f"{fig_id}.json").read_text(), fig_id
     text = (out / "FINDINGS.md").read_text()
     main = text.split("| # | finding | verdict |")[1].split("\n\n")[0]      # the headline table
-    assert main.count("| reproduced") + main.count("| not reproduced") + main.count("| inconclusive") == 9
+    assert main.count("| reproduced") + main.count("| not reproduced") + main.count("| inconclusive") == 10
     nulls = text.split("## Findings 1–5 under each null")[1].split("| # | finding | lag | full | author |")[1]
     rows = nulls.split("\n\n")[0].strip().splitlines()[1:]                  # findings 1–5 × three nulls
     assert len(rows) == 5 and all(r.count("|") == 6 for r in rows)
-    assert "## 9." in text                                                  # A15 (finding 9)
+    assert "## 9." in text and "## 10." in text                             # A15, A16 (findings 9, 10)
     # second run: nothing recomputed, the cache untouched
     before = snapshot(cache)
     p2 = run_cli("--out", str(out), "--cache", str(cache), "--jobs", "1")

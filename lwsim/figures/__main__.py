@@ -127,7 +127,7 @@ def _pinned_restart(args, argv, as_program=False):
     be pinned: said on stderr). The libraries choose their kernels when they load, so the pin
     cannot be applied to this process."""
     from .. import platform
-    if args.native or args.dry_run or platform.is_pinned_process():
+    if args.native or args.dry_run or platform.is_pinned_process() or platform.native_requested():
         return None
     why = platform.pinnable()
     if why:

@@ -196,23 +196,25 @@ PAPER_V1["a_behaviour"] = PAPER["a_behaviour"]
 PRESETS = {"smoke": SMOKE, "quick": QUICK, "medium": MEDIUM, "paper": PAPER, "paper-v1": PAPER_V1}
 
 # A16 (studies/delay.py, docs/experiments.md §5.7): the delay task y_t = c·z_{t−ℓ*} + σ_y ε_t, one
-# run per cell × seed × ℓ* × N; A15's training settings with the early checkpoint at ≈ 10% of the
-# steps. Design by measurement (docs/experiments.md §5.7): a first design (T 64, 300 steps, lr 1e-2)
-# learned nothing (GRU ℓ* = 4 at N = 100: ĉ/c = 0.22; ConstGate ℓ* = 2 at N = 1600: 0.29); with T 32,
-# 1000 steps, lr 2e-2: ℓ* = 2 learned at N = 1600 (GRU 0.91, ConstGate 0.80) and by LSTM at 160
-# (0.90), not by GRU at N = 16 (0.00); ℓ* = 16 not by GRU at N = 1600 (0.12). ≈ 5–10 s per run on
-# the 2-core machine: the quick grid (450 runs) costs ≈ 20–40 min, far over issue 30's 90 s.
-A_DELAY_QUICK = dict(train_dtype="float32", T=32, D=4, H=8, s0=0.05, optimizer="adamw", lr=2e-2,
-                     weight_decay=1e-4, clip=1.0, batch=16, steps=1000, early=100, val_every=100, n_val=32,
-                     n_diag=256, coef=0.5, sigma_y=0.5, delays=[2, 3, 4, 6, 10, 16],
-                     budgets=[16, 50, 160, 500, 1600], n_grid=[16, 50, 160, 500, 1600],
+# run per cell × seed × ℓ* × N; A15's training settings with the early checkpoint at 10% of the
+# steps. Design by measurement (docs/experiments.md §5.7, benchmarks/delay_design.py, one seed):
+# a first design (T 32, H 8, 1000 steps, lr 2e-2, σ_y 0.5, N 16…1600) learned no ℓ* at N = 16 in
+# any cell and cost ≈ 1–2 s per run (quick ≈ 20–40 min); this one (T 16, batch 32, 300 steps,
+# lr 3e-2, σ_y 0.2, N 32…3200) learns ℓ* = 2 at N = 32 (LSTM), leaves ℓ* = 8 unlearned at N = 3200
+# in every cell, and costs ≈ 0.5 s per run.
+A_DELAY_QUICK = dict(train_dtype="float32", T=16, D=4, H=8, s0=0.05, optimizer="adamw", lr=3e-2,
+                     weight_decay=1e-4, clip=1.0, batch=32, steps=300, early=30, val_every=30, n_val=32,
+                     n_diag=256, coef=0.5, sigma_y=0.2, delays=[2, 3, 4, 5, 6, 8],
+                     budgets=[32, 100, 320, 1000, 3200], n_grid=[32, 100, 320, 1000, 3200],
                      eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002])
 QUICK["a_delay"] = A_DELAY_QUICK
 SMOKE["a_delay"] = dict(A_DELAY_QUICK, T=16, D=3, H=4, batch=8, steps=10, early=2, val_every=5, n_val=8, n_diag=32,
                         delays=[2, 5], budgets=[8, 32], n_grid=[8, 32], seeds=[212, 1001])
-MEDIUM["a_delay"] = dict(A_DELAY_QUICK, T=64, H=16, steps=1500, early=150, val_every=150, n_diag=512,
-                         delays=[2, 3, 4, 6, 9, 13, 20, 32], budgets=[16, 50, 160, 500, 1600, 5000],
-                         n_grid=[16, 50, 160, 500, 1600, 5000])
-PAPER["a_delay"] = dict(MEDIUM["a_delay"], T=512, H=64, steps=3000, early=300, n_diag=2048,
+# medium: T 32, H 16, 600 steps (a one-seed pilot, ℓ* 2…16 × N 32…10000: ℓ* = 2 learned at N = 32
+# by four cells, ℓ* = 16 unlearned at N = 10000 by every cell; ≈ 1.5–6 s per run, shared machine)
+MEDIUM["a_delay"] = dict(A_DELAY_QUICK, T=32, H=16, steps=600, early=60, val_every=60, n_diag=512,
+                         delays=[2, 3, 4, 5, 7, 9, 12, 16], budgets=[32, 100, 320, 1000, 3200, 10000],
+                         n_grid=[32, 100, 320, 1000, 3200, 10000])
+PAPER["a_delay"] = dict(MEDIUM["a_delay"], T=512, H=64, steps=3000, early=300, val_every=300, n_diag=2048,
                         delays=[2, 4, 8, 16, 32, 64, 128, 256], seeds=[2, 12, 31, 41, 51])
 PAPER_V1["a_delay"] = PAPER["a_delay"]

@@ -139,7 +139,7 @@ def score(rows, n_boot=500):
     lag = np.array([r["delay"] for r in rows], float)
     seed = np.array([r["seed"] for r in rows])
     cell = np.array([r["cell"] for r in rows])
-    cells = sorted(set(cell.tolist()))
+    cells = [c for c in A_CELLS if c in set(cell.tolist())] + sorted(set(cell.tolist()) - set(A_CELLS))
     blocks = np.array([f"{c}/{s}" for c, s in zip(cell, seed)])     # cell × seed blocks
     ll, ln = np.log(lag), np.log(N)
     scores = {"logN_logl": pr.cv_logistic_scores(pr.design(ll, ln), y, seed),
@@ -182,7 +182,8 @@ def dynamic_range(rows):
     majority) and some ℓ* learned at the smallest N."""
     out = {}
     Nmax, Nmin = max(r["N"] for r in rows), min(r["N"] for r in rows)
-    for cl in sorted({r["cell"] for r in rows}):
+    present = {r["cell"] for r in rows}
+    for cl in [c for c in A_CELLS if c in present] + sorted(present - set(A_CELLS)):
         def frac(n, d):
             v = [r["learned"] for r in rows if r["cell"] == cl and r["N"] == n and r["delay"] == d]
             return float(np.mean(v)) if v else None
