@@ -81,3 +81,37 @@ def test_smoke_end_to_end():
     sc = data["score"]
     assert sc["verdict"] in ("reproduced", "not reproduced", "inconclusive")
     assert sc["points"]["lag/final"]["auc"][0] is not None
+
+
+def _row(cell, seed, delay, N, learned):
+    return {"cell": cell, "seed": seed, "delay": delay, "N": N, "learned": learned}
+
+
+def test_dynamic_range_by_hand():
+    # lstm: ℓ* 2 learned at the smallest N in 2 of 3 seeds (majority), ℓ* 8 unlearned at the largest
+    # in 2 of 3; gru: ℓ* 2 learned at the smallest N in 1 of 2 seeds (half: counts as learned),
+    # nothing unlearned at the largest N
+    rows = [_row("lstm", s, 2, 32, s != 3) for s in (1, 2, 3)] + \
+           [_row("lstm", s, 8, 3200, s == 3) for s in (1, 2, 3)] + \
+           [_row("lstm", s, 8, 32, False) for s in (1, 2, 3)] + [_row("lstm", s, 2, 3200, True) for s in (1, 2, 3)] + \
+           [_row("gru", s, 2, 32, s == 1) for s in (1, 2)] + [_row("gru", s, 2, 3200, True) for s in (1, 2)]
+    dr = dl.dynamic_range(rows)
+    assert list(dr) == ["gru", "lstm"]                              # A_CELLS order, not alphabetical
+    assert dr["lstm"] == {"unlearned_at_max_N": [8], "learned_at_min_N": [2]}
+    assert dr["gru"] == {"unlearned_at_max_N": [], "learned_at_min_N": [2]}   # ℓ* 8 absent for gru
+
+
+def test_finding10_section_states_rule_numbers_and_range():
+    sc = {"verdict": "not reproduced", "best": "full/init", "n": 450, "n_learned": 143,
+          "baselines": {"logN_logl": [0.92, 0.893, 0.952], "logN_logl_cell": [0.975, 0.966, 0.982]},
+          "points": {"full/init": {"auc": [0.77, 0.7, 0.846], "balanced_accuracy": 0.699,
+                                   "baseline_plus_diag": [0.929, 0.91, 0.955], "per_cell": {"gru": 0.79, "lstm": None}}}}
+    lines = dl.finding10_lines({"A16": {"score": sc, "dynamic_range": {"lstm": {"unlearned_at_max_N": [8],
+                                                                                "learned_at_min_N": [2]}}}})
+    text = "\n".join(lines)
+    assert "**not reproduced** (best null/point: full/init)" in text
+    assert "450 runs, 143 learned. Baselines: (log ℓ*, log N) AUC 0.920 [0.893, 0.952]; + cell 0.975 [0.966, 0.982]." in text
+    assert "| full/init | 0.770 [0.700, 0.846] | 0.699 | 0.929 [0.910, 0.955] | gru 0.790, lstm — |" in text
+    assert "lstm: unlearned at max N [8], learned at min N [2]" in text
+    assert dl._headline({"A16": {"score": sc}}) == [(10, dl.TITLE, "not reproduced")]
+    assert dl._headline({}) == [(10, dl.TITLE, None)] and dl.finding10_lines({}) == []

@@ -188,8 +188,9 @@ def dynamic_range(rows):
             v = [r["learned"] for r in rows if r["cell"] == cl and r["N"] == n and r["delay"] == d]
             return float(np.mean(v)) if v else None
         delays = sorted({r["delay"] for r in rows})
-        out[cl] = {"unlearned_at_max_N": [d for d in delays if (frac(Nmax, d) or 0) < 0.5],
-                   "learned_at_min_N": [d for d in delays if (frac(Nmin, d) or 0) >= 0.5]}
+        # a (cell, ℓ*, N) with no runs is neither learned nor unlearned
+        out[cl] = {"unlearned_at_max_N": [d for d in delays if frac(Nmax, d) is not None and frac(Nmax, d) < 0.5],
+                   "learned_at_min_N": [d for d in delays if frac(Nmin, d) is not None and frac(Nmin, d) >= 0.5]}
     return out
 
 
