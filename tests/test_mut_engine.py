@@ -343,6 +343,30 @@ def test_compile_clock_is_installed_once():
     assert isinstance(s, float) and s >= 0.0
 
 
+def test_compile_clock_installs_a_listener_on_numba_lock(monkeypatch):
+    """A fresh install (the process-wide clock reset) registers one listener on numba's compiler lock
+    that drives the clock (numba calls on_start / on_end around each compilation)."""
+    import numba.core.event as ev
+    monkeypatch.setattr(T, "_CLOCK", [])
+    regs = list(ev._registered["numba:compiler_lock"])
+    monkeypatch.setitem(ev._registered, "numba:compiler_lock", regs)       # the new listener is dropped after
+    n0 = len(regs)
+    assert T.compile_seconds() == 0.0
+    clock = T.compile_clock()
+    assert isinstance(clock, T._CompileClock) and T._CLOCK == [clock] and len(regs) == n0 + 1
+    listener = regs[-1]
+    listener.on_start(None)
+    listener.on_end(None)
+    assert clock.count == 1 and T.compile_seconds() == clock.total >= 0.0
+
+
+def test_format_profile_share_below_one_second():
+    """A preset under 1 s of wall time still gets shares: 0.45 of 0.5 s is 90 %."""
+    text = T.format_profile([("x", 1, 1, T.summarize([{"training": 0.45, "wall": 0.5}]))], "smoke")
+    assert text.split("\n")[3] == "x                  1       0.5 100.0% | " + " ".join(
+        ["   0.5(90%)"] + ["   0.0( 0%)"] * 7)
+
+
 def test_summarize():
     assert T.summarize([]) == dict.fromkeys(T.PARTS + ("wall",), 0.0)
     s = T.summarize([{"training": 1, "wall": np.float32(2.5), "extra": 9.0}, {"training": 0.5, "compile": 2.0}])
