@@ -200,19 +200,15 @@ def test_load_each_case(tmp_path, monkeypatch):
     assert C.is_cached(tmp_path, RUN)
     js, nz = C.paths(tmp_path, RUN)
     q = tmp_path / "quarantine" / "t_mut_cache"
-    js.unlink()
-    assert not C.is_cached(tmp_path, RUN)
-    with pytest.warns(C.CacheWarning) as rec:
-        assert C.load(tmp_path, RUN) is None
-    assert str(rec[0].message) == (f"lwsim cache: {nz}: incomplete record (no {js.name}); moved aside and "
-                                   f"recomputing: {nz} -> {q / (nz.name + '.T')}")
-    C.save(tmp_path, RUN, {"y": np.arange(2.0)})
-    nz.unlink()
-    assert not C.is_cached(tmp_path, RUN)
-    with pytest.warns(C.CacheWarning) as rec:
-        assert C.load(tmp_path, RUN) is None
-    assert str(rec[0].message) == (f"lwsim cache: {js}: missing {nz.name}; moved aside and recomputing: "
-                                   f"{js} -> {q / (js.name + '.T')}")
+    # one half of the record gone: the other half is moved aside, with a message naming both
+    for gone, kept, why in ((js, nz, f"incomplete record (no {js.name})"), (nz, js, f"missing {nz.name}")):
+        C.save(tmp_path, RUN, {"y": np.arange(2.0)})
+        gone.unlink()
+        assert not C.is_cached(tmp_path, RUN)
+        with pytest.warns(C.CacheWarning) as rec:
+            assert C.load(tmp_path, RUN) is None
+        assert str(rec[0].message) == (f"lwsim cache: {kept}: {why}; moved aside and recomputing: "
+                                       f"{kept} -> {q / (kept.name + '.T')}")
     C.save(tmp_path, RUN, {"y": np.arange(2.0)})
     js.write_text(js.read_text().replace('"x": 3', '"x": 4'))
     assert not C.is_cached(tmp_path, RUN) and js.exists()                # is_cached touches nothing
