@@ -139,7 +139,7 @@ def score(rows, n_boot=500):
     lag = np.array([r["delay"] for r in rows], float)
     seed = np.array([r["seed"] for r in rows])
     cell = np.array([r["cell"] for r in rows])
-    cells = [c for c in A_CELLS if c in set(cell.tolist())] + sorted(set(cell.tolist()) - set(A_CELLS))
+    cells = _cell_order(set(cell.tolist()))
     blocks = np.array([f"{c}/{s}" for c, s in zip(cell, seed)])     # cell × seed blocks
     ll, ln = np.log(lag), np.log(N)
     scores = {"logN_logl": pr.cv_logistic_scores(pr.design(ll, ln), y, seed),
@@ -177,20 +177,26 @@ def score(rows, n_boot=500):
     return out
 
 
+def _cell_order(present):
+    """The cells in ``present``: [A]'s order (A_CELLS) first, any other cell after, sorted."""
+    return [c for c in A_CELLS if c in present] + sorted(set(present) - set(A_CELLS))
+
+
 def dynamic_range(rows):
     """Issue 30 item 5: per cell, whether some ℓ* is unlearned at the largest N (in every seed's
     majority) and some ℓ* learned at the smallest N."""
     out = {}
     Nmax, Nmin = max(r["N"] for r in rows), min(r["N"] for r in rows)
-    present = {r["cell"] for r in rows}
-    for cl in [c for c in A_CELLS if c in present] + sorted(present - set(A_CELLS)):
-        def frac(n, d):
-            v = [r["learned"] for r in rows if r["cell"] == cl and r["N"] == n and r["delay"] == d]
-            return float(np.mean(v)) if v else None
-        delays = sorted({r["delay"] for r in rows})
-        # a (cell, ℓ*, N) with no runs is neither learned nor unlearned
-        out[cl] = {"unlearned_at_max_N": [d for d in delays if frac(Nmax, d) is not None and frac(Nmax, d) < 0.5],
-                   "learned_at_min_N": [d for d in delays if frac(Nmin, d) is not None and frac(Nmin, d) >= 0.5]}
+    delays = sorted({r["delay"] for r in rows})
+    for cl in _cell_order({r["cell"] for r in rows}):
+        def frac(n):
+            """{ℓ*: fraction of seeds that learned it at N = n}; a (cell, ℓ*, N) without runs is absent
+            (neither learned nor unlearned)."""
+            v = {d: [r["learned"] for r in rows if r["cell"] == cl and r["N"] == n and r["delay"] == d] for d in delays}
+            return {d: float(np.mean(x)) for d, x in v.items() if x}
+        top, bottom = frac(Nmax), frac(Nmin)
+        out[cl] = {"unlearned_at_max_N": [d for d, f in top.items() if f < 0.5],
+                   "learned_at_min_N": [d for d, f in bottom.items() if f >= 0.5]}
     return out
 
 
