@@ -168,7 +168,9 @@ class Optimizer:
     def lr(self) -> float:
         return self.hyper["lr"]
 
-    def _prepare_grads(self, grads: dict) -> dict:
+    def _prepare_grads(self, grads: dict, check_finite: bool = True) -> dict:
+        """The gradients as arrays of the parameters' dtypes, keys and shapes checked; finiteness
+        too unless the caller has established it (train: a finite total norm implies it)."""
         if not isinstance(grads, dict):
             raise TypeError(f"grads must be a dict like params, got {type(grads).__name__}")
         _check_keys("grads", grads, self.params)
@@ -177,7 +179,7 @@ class Optimizer:
             g = np.asarray(grads[k])
             if g.shape != p.shape:
                 raise ValueError(f"grad {k!r} has shape {g.shape}, param has {p.shape}")
-            if not np.all(np.isfinite(g)):
+            if check_finite and not np.all(np.isfinite(g)):
                 raise NonFiniteGradientError(
                     f"grad {k!r} holds non-finite values (NaN/inf) at optimizer step "
                     f"{self.step_count + 1}; lower the lr, clip gradients, or check the data"
@@ -188,7 +190,10 @@ class Optimizer:
     def step(self, grads: dict) -> None:
         """One update of every parameter (in place). ``grads`` must have exactly the
         parameters' keys and shapes and be finite; it is not modified."""
-        grads = self._prepare_grads(grads)
+        self._apply(self._prepare_grads(grads))
+
+    def _apply(self, grads: dict) -> None:
+        """The update with gradients already checked by :meth:`_prepare_grads`."""
         self.step_count += 1
         for k, p in self.params.items():
             self._update(p, grads[k], self.state[k])
@@ -306,6 +311,13 @@ class Momentum(SGD):
         return h
 
 
+def _fusable(p, g, *buffers) -> bool:
+    """The fused kernel updates p and the buffers through flat views: all C-contiguous, one
+    floating dtype (the gradient may be a strided view; it is only read)."""
+    return (p.dtype in (np.float32, np.float64) and g.dtype == p.dtype and p.flags.c_contiguous
+            and all(b.dtype == p.dtype and b.flags.c_contiguous for b in buffers))
+
+
 class Adam(Optimizer):
     """torch.optim.Adam (L2 weight decay added to the gradient; docs/experiments.md §5.2)."""
 
@@ -328,7 +340,35 @@ class Adam(Optimizer):
     def _active_state_keys(self):
         return ("m", "v", "v_max") if self.hyper["amsgrad"] else ("m", "v")
 
+    def _apply(self, grads):
+        """Every parameter in one fused numba pass each (lwsim._optim_kernels.adam_update: the
+        operations of :meth:`_update`, same bits), the step's scalars computed once per dtype;
+        arrays the kernel cannot update through flat views take the NumPy path."""
+        from ._optim_kernels import adam_update
+        self.step_count += 1
+        scalars = {}
+        for k, p in self.params.items():
+            g, st = grads[k], self.state[k]
+            if not _fusable(p, g, *st.values()):
+                self._update(p, g, st)
+                continue
+            s = scalars.get(p.dtype)
+            if s is None:
+                s = scalars[p.dtype] = self._fused_scalars(p.dtype.type)
+            m, v = st["m"].reshape(-1), st["v"].reshape(-1)
+            adam_update(p.reshape(-1), g.reshape(-1), m, v, st["v_max"].reshape(-1) if "v_max" in st else v, *s)
+
+    def _fused_scalars(self, f):
+        """adam_update's scalars, each cast to the arrays' dtype ``f`` as NumPy casts a Python float."""
+        h = self.hyper
+        lr, wd, eps = h["lr"], h["weight_decay"], h["eps"]
+        b1, b2 = h["betas"]
+        t = self.step_count
+        return (f(1.0 - lr * wd), f(wd), f(1.0 - b1), f(b2), f(1.0 - b2), f(lr / (1.0 - b1 ** t)),
+                f(math.sqrt(1.0 - b2 ** t)), f(eps), self._decoupled and wd != 0, h["amsgrad"])
+
     def _update(self, p, g, st):
+        """The NumPy reference (torch's single-tensor code, same operation order)."""
         h = self.hyper
         lr, wd, eps = h["lr"], h["weight_decay"], h["eps"]
         b1, b2 = h["betas"]

@@ -419,7 +419,8 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
                 gnorm = loptim.clip_grad_norm(grads, clip)
             else:
                 gnorm = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values()))
-            opt.step(grads)
+            # a finite total norm means every gradient is finite: skip the per-array check
+            opt._apply(opt._prepare_grads(grads, check_finite=not math.isfinite(gnorm)))
             step += 1
             curves["step"].append(step)
             curves["train_loss"].append(loss)

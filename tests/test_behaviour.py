@@ -261,7 +261,10 @@ def test_three_training_points_init_is_the_initial_parameters_with_eta():
         return real(cell, params, rates, *a, **kw)
     import pytest as _pt
     mp = _pt.MonkeyPatch()
+    import lwsim.figures.models as models
     mp.setattr(eb, "a_windows", spy)
+    mp.setattr(models, "a_windows", spy)          # the init point goes through models.init_windows
+    mp.setattr(models, "_SHARED", {})
     try:
         out = eb.a_behaviour(c)
     finally:

@@ -121,7 +121,8 @@ def _float32_model(cell, params):
     return cell.with_dtype("float32"), {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
 
 
-def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None, **matched_kw):
+def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None,
+                  need_envelope=True, **matched_kw):
     """The envelope, the matched statistic and a detection table per null and floor ablation for
     one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md).
 
@@ -129,6 +130,8 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     ``nulls`` ("lag", "full", "author") and ``ablations`` (keys of FLOOR_ABLATIONS). "full" tests
     m̄ against the whole per-sequence update (MatchedStatistic.full_null); "author" is "lag" with
     the author's floors on float32 diagnostics. The float32 pass runs only when a name needs it.
+    ``need_envelope=False``: the matched statistic alone (env is None); the tables are the same
+    bits, since the one-pass function shares the gate factors without changing them.
     """
     import contextlib
     timer = timer or (lambda name: contextlib.nullcontext())
@@ -141,8 +144,14 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     engine = "numpy" if statistic == "instantaneous" else "numba"
     common = dict(n_directions=c["K"], seed=c["seed"], orient=c.get("orient", False), engine=engine,
                   backend=c["backend"], progress=False, timer=timer, **matched_kw)
-    env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
-                                      **common)
+    alone = {k: v for k, v in common.items() if k not in ("timer", "envelope_kwargs")}   # matched_statistic's
+    if need_envelope:
+        env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
+                                          **common)
+    else:      # Ĥ_N alone (A15, A16): the envelope's sums would be thrown away
+        env = None
+        with timer("matched"):
+            ms = dg.matched_statistic(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names, **alone)
     ms32 = None
     diag32 = c.get("diag_dtype", "float64")
     if diag32 not in ("float64", "float32"):
@@ -150,9 +159,8 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     diag32 = diag32 == "float32"                       # the "lag" table on the author's arithmetic
     if diag32 or any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
         cell32, p32 = _float32_model(cell, params)   # the matched statistic only: the envelope is float64's
-        kw32 = {k: v for k, v in common.items() if k not in ("timer", "envelope_kwargs")}
         with timer("matched"):
-            ms32 = dg.matched_statistic(cell32, p32, x_diag, y_diag, rates, lags, dtype="float32", **kw32)
+            ms32 = dg.matched_statistic(cell32, p32, x_diag, y_diag, rates, lags, dtype="float32", **alone)
     tables = {}
     with timer("tails"):
         for n in names:
@@ -177,8 +185,42 @@ def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS):
     The tables' ``h_n`` is Ĥ_N over ``c["n_grid"]``; Ĥ_N at any budget N is
     ``stats.learnability_window(t.lags, t.n_hat, N)``.
     """
-    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls)
+    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls, need_envelope=False)
     return {n: next(iter(t.values())) for n, t in tables.items()}
+
+
+_SHARED: dict = {}      # init_windows' results in this process: {input digest: tables}
+_SHARED_MAX = 256
+
+
+def init_windows(cell, params, lr, x_diag, y_diag, c, nulls):
+    """:func:`a_windows` at the initial parameters with P = η·I, computed once per process for
+    identical inputs (docs/experiments.md §5.6).
+
+    A15 and A16 train every budget N of a cell × seed (× delay) from the same initial parameters
+    and diagnose on the same held-out sequences, so this table is the same for every N; the runs
+    of one worker process share it instead of recomputing it. The key is a digest of everything
+    the tables depend on (the cell, η, the parameters' and sequences' bytes, the configuration
+    without N), so a hit returns exactly the tables a recomputation would give.
+    """
+    import hashlib
+    import json
+    h = hashlib.sha256(json.dumps([repr(cell), float(lr), list(nulls),
+                                   {k: v for k, v in c.items() if k != "N"}], sort_keys=True, default=str).encode())
+    for k in sorted(params):
+        a = np.ascontiguousarray(params[k])
+        h.update(f"{k}{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    for a in (x_diag, y_diag):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    key = h.hexdigest()
+    if key not in _SHARED:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.pop(next(iter(_SHARED)))
+        _SHARED[key] = a_windows(cell, params, float(lr), x_diag, y_diag, c, nulls=nulls)
+    return _SHARED[key]
 
 
 

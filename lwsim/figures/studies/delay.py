@@ -29,7 +29,7 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ..models import _a_cell, _a_params, _float64, _train_kwargs, a_windows
+from ..models import _a_cell, _a_params, _float64, _train_kwargs, a_windows, init_windows
 from ..presets import A_CELLS
 from ..run import Run, experiment
 from ..study import Study
@@ -73,10 +73,12 @@ def delay_runs(preset, backend):
             for cell in A_CELLS for s in c["seeds"] for d in c["delays"] for N in c["budgets"]]
 
 
-def diagnostic(cell, params, rates, ds, c):
-    """{null: (N*(ℓ*), N̂(ℓ*))} of one model at the task lag (a_windows on lags = [ℓ*])."""
+def diagnostic(cell, params, rates, ds, c, shared=False):
+    """{null: (N*(ℓ*), N̂(ℓ*))} of one model at the task lag (a_windows on lags = [ℓ*]);
+    ``shared``: the initial model, the same for every N (models.init_windows, once per process)."""
     cc = dict(c, lags=[int(c["delay"])])
-    tables = a_windows(cell, params, rates, ds.x_diag, ds.y_diag, cc, nulls=NULLS)
+    windows = init_windows if shared else a_windows
+    tables = windows(cell, params, rates, ds.x_diag, ds.y_diag, cc, nulls=NULLS)
     return {null: (float(t.n_star[0]), float(t.n_hat[0])) for null, t in tables.items()}
 
 
@@ -105,7 +107,7 @@ def a_delay(c):
            "learned": bool(win.recovered[0]), "r2": r2}
     with part("matched"):
         for point, (p, rates) in models.items():
-            for null, (ns, nh) in diagnostic(cell, p, rates, ds, c).items():
+            for null, (ns, nh) in diagnostic(cell, p, rates, ds, c, shared=point == "init").items():
                 out[f"n_star_{null}_{point}"], out[f"n_hat_{null}_{point}"] = ns, nh
     return out
 

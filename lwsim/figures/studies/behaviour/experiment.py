@@ -23,7 +23,7 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ...models import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows
+from ...models import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
 from ...presets import A_CELLS
 from ...run import Run, experiment
 from ...timing import part
@@ -103,11 +103,12 @@ def a_behaviour(c):
     if c.get("points"):    # Ĥ_N at the initial parameters (P = η·I) and the early checkpoint (§5.6, §5.7)
         from lwsim import optim
         k = early_step(c)
-        extra = {"init": (p0, float(c["lr"])),
-                 "early": (res.checkpoints[k], optim.from_state_dict(res.checkpoints[k], res.checkpoint_opt_states[k]))}
+        early = res.checkpoints[k], optim.from_state_dict(res.checkpoints[k], res.checkpoint_opt_states[k])
         with part("matched"):
-            for pt, (pp, rates) in extra.items():
-                for null, t in a_windows(cell, pp, rates, ds.x_diag, ds.y_diag, c, nulls=("lag", "full")).items():
+            points = {"init": init_windows(cell, p0, c["lr"], ds.x_diag, ds.y_diag, c, nulls=("lag", "full")),
+                      "early": a_windows(cell, *early, ds.x_diag, ds.y_diag, c, nulls=("lag", "full"))}
+            for pt, tables in points.items():
+                for null, t in tables.items():
                     out[f"h_diag_{null}_{pt}"] = float(stats.learnability_window(t.lags, t.n_hat, N))
     if N == max(c["budgets"]):             # the cell's envelope and its decay law, once per cell × seed
         with part("envelope"):
