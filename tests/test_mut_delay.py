@@ -17,9 +17,10 @@ KEYS = ["lag/init", "lag/early", "lag/final", "full/init", "full/early", "full/f
 
 
 # ------------------------------------------------------------------ a hand-made table of 16 runs
-def _learned(seed, delay, N):
-    """ℓ* = 2 at N = 100 in both seeds, ℓ* = 2 at N = 10 in seed 1 only: per cell 3 of 8 learned."""
-    return delay == 2 and (N == 100 or seed == 1)
+def _learned(cell, seed, delay, N):
+    """ℓ* = 2 at N = 100 in both seeds, ℓ* = 2 at N = 10 in seed 1 (gru) or seed 2 (lstm) only: per
+    cell 3 of 8 learned."""
+    return delay == 2 and (N == 100 or seed == (1 if cell == "gru" else 2))
 
 
 def _s(key, seed, delay, N, learned):
@@ -27,7 +28,7 @@ def _s(key, seed, delay, N, learned):
     if key == "lag/init":
         return 1 if learned else 0          # AUC 1
     if key == "lag/early":
-        return 1 if seed == 1 else 0        # AUC 38/60 (below)
+        return 1 if seed == 1 else 0        # AUC ½; per cell 9.5/15 (gru), 5.5/15 (lstm) (below)
     if key == "lag/final":
         return 0 if learned else 1          # AUC 0
     return None                             # full: N* = ∞ everywhere → −∞, AUC ½
@@ -39,7 +40,7 @@ def _rows():
         for seed in (1, 2):
             for delay in (2, 8):
                 for N in (10, 100):
-                    y = _learned(seed, delay, N)
+                    y = _learned(cell, seed, delay, N)
                     r = {"cell": cell, "seed": seed, "delay": delay, "N": N, "learned": y, "r2": 0.5, "c_hat": 0.4}
                     for k in KEYS:
                         null, pt = k.split("/")
@@ -56,9 +57,9 @@ class _Fakes:
     """Stand-ins for the logistic baselines and the bootstrap that record their arguments: the
     baseline scores are fixed functions of the design's columns, the intervals fixed numbers."""
 
-    def __init__(self, lo_best=0.85):
+    def __init__(self, lo_best=0.85, lo_base=0.81):
         self.calls, self.boot = [], None
-        self.lo_best = lo_best
+        self.lo_best, self.lo_base = lo_best, lo_base
 
     def cv(self, X, y, groups):
         self.calls.append((np.array(X), np.array(y), np.array(groups)))
@@ -72,7 +73,7 @@ class _Fakes:
     def bootstrap(self, scores, y, blocks, n_boot=1000):
         self.boot = (list(scores), np.array(y), np.array(blocks), n_boot)
         out = {k: (0.2, 0.95) for k in scores}
-        out["logN_logl"], out["logN_logl_cell"] = (0.81, 0.97), (0.71, 0.93)
+        out["logN_logl"], out["logN_logl_cell"] = (self.lo_base, 0.97), (0.71, 0.93)
         out["lag/init"] = (self.lo_best, 0.99)
         out["lag/init+base"] = (float("nan"), 0.98)
         return out
@@ -89,7 +90,7 @@ def fakes(monkeypatch):
 def test_score_passes_the_designs_groups_and_blocks(fakes):
     rows = _rows()
     dl.score(rows)
-    y = np.array([_learned(r["seed"], r["delay"], r["N"]) for r in rows])
+    y = np.array([_learned(r["cell"], r["seed"], r["delay"], r["N"]) for r in rows])
     assert len(fakes.calls) == 2 + 6
     ll = np.log([r["delay"] for r in rows])
     ln = np.log([r["N"] for r in rows])
@@ -129,11 +130,13 @@ def test_score_numbers_by_hand(fakes):
     p = sc["points"]
     assert p["lag/init"] == {"auc": [1.0, 0.85, 0.99], "per_cell": {"gru": 1.0, "lstm": 1.0},
                              "balanced_accuracy": 1.0, "baseline_plus_diag": [1.0, None, 0.98]}
-    # lag/early: learned with s = 1: 4, s = 0: 2; unlearned s = 1: 4, s = 0: 6 → U = 24 + 8 + 6 = 38 of 60;
-    # per cell the same counts halved: 9.5/15; N̂ = 50 (N = 100 predicted learned): TPR 4/6, TNR 6/10
+    # lag/early (s = 1 in seed 1): learned with s = 1: 3, s = 0: 3; unlearned s = 1: 5, s = 0: 5 → U = 15 + 7.5
+    # + 7.5 = 30 of 60; gru: learned s = 1: 2, s = 0: 1, unlearned s = 1: 2, s = 0: 3 → U = 6 + 2 + 1.5 = 9.5 of 15;
+    # lstm: learned s = 1: 1, s = 0: 2, unlearned s = 1: 3, s = 0: 2 → U = 2 + 1.5 + 2 = 5.5 of 15;
+    # N̂ = 50 (N = 100 predicted learned): TPR 4/6, TNR 6/10
     e = p["lag/early"]
-    assert e["auc"] == [pytest.approx(38 / 60), 0.2, 0.95]
-    assert e["per_cell"] == {"gru": pytest.approx(9.5 / 15), "lstm": pytest.approx(9.5 / 15)}
+    assert e["auc"] == [0.5, 0.2, 0.95]
+    assert e["per_cell"] == {"gru": pytest.approx(9.5 / 15), "lstm": pytest.approx(5.5 / 15)}
     assert e["balanced_accuracy"] == pytest.approx((4 / 6 + 6 / 10) / 2)
     assert p["lag/final"]["auc"][0] == 0.0 and p["lag/final"]["per_cell"] == {"gru": 0.0, "lstm": 0.0}
     f = p["full/final"]
@@ -161,6 +164,8 @@ def test_score_verdict_inconclusive_and_not_reproduced(monkeypatch):
     sc = dl.score(rows)
     assert sc["baselines"]["logN_logl"][0] == 1.0
     assert sc["verdict"] == "not reproduced"
+    f.lo_base = 0.4                          # the rule compares with the baseline's AUC (1), not its interval
+    assert dl.score(rows)["verdict"] == "not reproduced"
 
 
 def test_score_one_class_only_is_inconclusive(fakes):
@@ -177,7 +182,8 @@ def test_score_end_to_end_without_fakes():
     (log ℓ*, log N) separates the learned runs except the 2 ties at (2, 10): a finite AUC in [½, 1]."""
     sc = dl.score(_rows(), n_boot=20)
     assert sc["points"]["lag/init"]["auc"][0] == 1.0
-    assert sc["points"]["lag/early"]["auc"][0] == pytest.approx(38 / 60)
+    assert sc["points"]["lag/early"]["auc"][0] == 0.5
+    assert sc["points"]["lag/early"]["per_cell"] == {"gru": pytest.approx(9.5 / 15), "lstm": pytest.approx(5.5 / 15)}
     lo, hi = sc["points"]["lag/init"]["auc"][1:]
     assert lo == 1.0 and hi == 1.0                     # AUC 1 in every resample with both classes
     assert 0.5 <= sc["baselines"]["logN_logl"][0] <= 1.0
@@ -288,15 +294,15 @@ def test_finding10_lines_whole():
 # ------------------------------------------------------------------------------- the cost model
 def test_work_by_hand():
     # GRU (3 gates), H 2, D 1: forward cost 2·3·2·(2 + 1) + 12·3·2 = 108 per step and sequence
-    c = dict(T=10, H=2, D=1, cell="gru", steps=20, batch=4, n_val=3, val_every=5, n_diag=6, K=2,
+    c = dict(T=10, H=2, D=1, cell="gru", steps=22, batch=4, n_val=3, val_every=5, n_diag=6, K=2,
              n_grid=[1, 2, 3], n_boot=300)
-    # evaluations 20 // 5 + 1 = 5; diagnostic evaluations 3 points × 2 nulls = 6
+    # evaluations 22 // 5 + 1 = 5; diagnostic evaluations 3 points × 2 nulls = 6
     assert dl._work(c) == {"one": 1.0,
-                           "train": 20 * 4 * 10 * 3 * 108 + 5 * 3 * 10 * 108,          # 275400
+                           "train": 22 * 4 * 10 * 3 * 108 + 5 * 3 * 10 * 108,          # 301320
                            "diag": 6 * 10 * 108 + 6 * 6 * 10 * (2 * 108 + 2 * (3 * 108 + 8 * 2)),   # 329040
                            "stats": 6 * 6 * (3 + 3.0),                                   # 216
-                           "steps": 20 + 5 + 6}
-    assert dl._work(c)["train"] == 275400 and dl._work(c)["diag"] == 329040
+                           "steps": 22 + 5 + 6}
+    assert dl._work(c)["train"] == 301320 and dl._work(c)["diag"] == 329040 and dl._work(c)["steps"] == 33
     # defaults: K 1, no validation set, val_every 1 (21 evaluations), one N, 200 bootstrap draws
     d = dict(T=10, H=2, D=1, cell="gru", steps=20, batch=4, n_diag=6)
     assert dl._work(d) == {"one": 1.0, "train": 259200, "diag": 6480 + 360 * 556, "stats": 36 * 3.0,
@@ -360,3 +366,7 @@ def test_diagnostic_asks_both_nulls_at_the_task_lag(monkeypatch):
     assert all(type(v) is float for t in out.values() for v in t)
     assert seen == dict(cell="cell", params="p", rates=0.5, x="X", y="Y", lags=[7], nulls=("lag", "full"), n=9)
     assert type(seen["lags"][0]) is int
+    if hasattr(dl, "init_windows"):          # shared=True: the initial model's cached windows instead
+        monkeypatch.setattr(dl, "a_windows", None)
+        monkeypatch.setattr(dl, "init_windows", fake)
+        assert dl.diagnostic("cell", "p", 0.5, ds, {"delay": 7.0, "n_diag": 9}, shared=True) == out

@@ -236,6 +236,35 @@ def test_f9_without_training_points():
     assert rows[2:] == ["which null: only one null (lag)"]       # no h_diag_points, no cells: nothing more
 
 
+
+def test_spearman_reads_none_as_missing():
+    assert fb.spearman([1, 2, 3, None], [1, 2, 3, 4]) == pytest.approx(1.0)
+    assert fb.spearman([1, 2, 3, 4], [4, 3, 2, None]) == pytest.approx(-1.0)
+
+
+def test_growth_law_a_tie_of_two_exact_fits_is_not_indistinguishable():
+    # two points: both laws fit exactly; at N = 4, 1024 and H = 3, 6 both RSS are 0.0 in floating point.
+    # "indistinguishable" needs the larger RSS < 1.25 × the smaller (0 < 0: no), and a tie is not a
+    # smaller log RSS: the power law
+    g = fb.growth_law([4, 1024], [3.0, 6.0])
+    assert g["rss_log"] == 0.0 and g["rss_power"] == 0.0
+    assert g["law"] == "power"
+
+
+def test_f9_growth_row_formats_nan_and_small_rss():
+    a = _a15()
+    a["cells"] = {"gru": {"N": [10, 100, 1000], "h_beh_sd": [0.0, 0.0, 0.0], "h_beh_mean": [np.nan, 2.04, 3.06],
+                          "h_beh_seeds_last": [3.0], "growth": {"law": "power", "rss_log": 1.234e-05,
+                                                                "rss_power": np.nan, "power_beta": 0.5},
+                          "envelope": {}, "h_diag": {"lag": {"seeds_last": []}, "full": {"seeds_last": [1.0]}}}}
+    rows = fb.f9({"A15": a})[2]
+    assert rows[-1] == ("gru: H^beh_N from nan (N = 10) to 3.1 (N = 1000), at the largest N 3.0 ± 0.0 (3.0…3.0, "
+                        "1 seeds); growth law power (RSS log 1.23e-05, power nan, β 0.50); envelope law n/a by BIC "
+                        "(per seed n/a) → [A] predicts n/a growth; Ĥ_N at the largest N lag n/a, full 1.0 ± 0.0 "
+                        "(1.0…1.0, 1 seeds)")
+    assert rows[-2] == "gru: H^beh_N spread over seeds (sd) at N = 10: 0.0, 100: 0.0, 1000: 0.0"
+    assert fb._f(np.nan) == "nan" and fb._f(None) == "n/a" and fb._f(0.125) == "0.12"
+
 # ============================================================== b_s2/findings.py (finding 8)
 
 from lwsim.figures.studies.b_s2 import findings as f8m  # noqa: E402
@@ -376,3 +405,184 @@ def test_conventions_lines_without_rules_or_a13():
     assert conventions_lines(_a13({}, dict(zip(KEYS, [True] * 4)))) == head + msg
     assert conventions_lines(_a13(dict(zip(KEYS, [True] * 4)), {})) == head + msg
     assert conventions_lines({"A1": {}}) == []
+
+
+# ============================================================== main/nulls.py (findings 1–5 per null)
+
+from lwsim.figures.studies.main import nulls as nl  # noqa: E402
+from lwsim.figures.studies.main.findings import TITLES  # noqa: E402
+
+
+def _run(cell, seed, **h):
+    res = {"h_n": np.array(h["lag"], float)}
+    res.update({k: f"{k}-lag" for k in ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat", "n_star", "reliable",
+                                        "master")})
+    for n, v in h.items():
+        if n != "lag":
+            res[f"h_n_{n}"] = np.array(v, float)
+            res.update({f"{k}_{n}": f"{k}-{n}" for k in ("mean", "alpha_hat", "sigma_hat", "kappa_hat", "n_hat",
+                                                         "n_star", "reliable", "master")})
+    return ({"cell": cell, "seed": seed}, res)
+
+
+def _results():
+    nan = float("nan")
+    return {"a_main": [
+        _run("lstm", 0, lag=[0, 0, 0.5], full=[2, 2, 2], author=[1, 1, 1], snr=[0, 1, 2]),
+        _run("gru", 0, lag=[1, 2, 4], full=[0, 0, 0], author=[1, 2, nan], snr=[5, 5, 5]),
+        _run("gru", 1, lag=[1, 3, 3], full=[0, 0, 1], author=[1, 2, 2], snr=[5, 5, 6]),
+    ]}
+
+
+def test_variants_order_and_intersection():
+    R = _results()
+    assert nl.variants(R) == ["lag", "full", "author", "snr"]
+    del R["a_main"][1][1]["h_n_author"]                       # one run without "author": not a variant
+    assert nl.variants(R) == ["lag", "full", "snr"]
+    R["a_main"][0][1]["h_n_f32"] = 1                          # in one run only
+    assert nl.variants(R) == ["lag", "full", "snr"]
+    assert nl.variants({}) == [] and nl.variants({"a_main": []}) == [] and nl.variants({"a_main": None}) == []
+    assert nl.ABLATIONS == ("snr", "ecf", "floors", "f32")
+
+
+def test_null_view_message_names_the_run_and_the_missing_keys():
+    R = {"a_main": [({"cell": "gru", "seed": 3}, {"h_n": 1, "h_n_full": 2})]}
+    with pytest.raises(KeyError) as e:
+        nl.null_view(R, "full")
+    assert e.value.args[0] == ("run gru/3 has no 'full' keys ['mean', 'alpha_hat', 'sigma_hat', 'kappa_hat', "
+                               "'n_hat', 'n_star', 'reliable', 'master']")
+
+
+def test_tables_and_mean():
+    R = _results()
+    assert nl.h_last_table(R)["lag"] == {"gru": [4.0, 3.0], "lstm": [0.5]}           # A_CELLS order
+    assert list(nl.h_last_table(R)["lag"]) == ["gru", "lstm"]
+    assert nl.growth_table(R)["snr"] == {"gru": [0.0, 1.0], "lstm": [1.0]}             # last − middle
+    assert nl._mean([1.0, None, float("nan"), 3.0]) == 2.0
+    assert np.isnan(nl._mean([None, float("inf")])) and np.isnan(nl._mean([]))
+
+
+class _Fig:
+    def __init__(self, title):
+        self.axes = [_Ax(title), _Ax("second")]
+
+
+class _Ax:
+    def __init__(self, title):
+        self.title = title
+
+    def get_title(self):
+        return self.title
+
+    def set_title(self, t):
+        self.title = t
+
+
+def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
+    R = _results()
+    built, saved, closed = [], [], []
+
+    def builder(fid):
+        def build(view):
+            built.append((fid, view["a_main"][1][1]["h_n"][-1]))          # gru seed 0's last Ĥ_N in this view
+            fig = _Fig(f"title {fid}")
+            return fig, {"fid": fid, "h": float(view["a_main"][1][1]["h_n"][-1]), "fig": fig}
+        return build
+    figures = {fid: builder(fid) for fid in ("A1", "A4", "A5", "A6", "A7", "A14", "A2")}
+    monkeypatch.setattr(nl, "save_figure", lambda fig, data, name, out, figure_id=None:
+                        saved.append((name, out, figure_id, fig.axes[0].get_title(), fig.axes[1].get_title())))
+    monkeypatch.setattr(nl.plt, "close", lambda fig: closed.append(fig.axes[0].get_title()))
+
+    def fake_findings(data):
+        return {k: (k, f"{data['A1']['h']:g}/{data['A2']}/{data.get('A4', {}).get('fid')}", [], "r") for k in (1, 5, 6, 9)}
+    monkeypatch.setattr(nl, "findings", fake_findings)
+    rendered = {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}
+    out = nl.findings_by_variant(R, rendered, figures, out="OUT")
+    # A1 and A14 rendered (A4…A7 not, A2 not a null figure): rebuilt per variant from its view
+    assert [b[0] for b in built] == ["A1", "A14"] * 4
+    np.testing.assert_array_equal([b[1] for b in built], [4, 4, 0, 0, np.nan, np.nan, 5, 5])
+    assert list(out) == ["lag", "full", "author", "snr"]
+    assert out["lag"] == {1: (1, "4/shared/None", [], "r"), 5: (5, "4/shared/None", [], "r")}
+    assert out["full"][1] == (1, "0/shared/None", [], "r") and list(out["full"]) == [1, 5]
+    assert out["snr"][5] == (5, "5/shared/None", [], "r") and out["author"][1][1] == "nan/shared/None"
+    # the nulls other than "lag" are saved with the null in the first axis' title; lag and snr closed
+    assert saved == [("A1_full", "OUT", "A1", "title A1 [full null]", "second"),
+                     ("A14_full", "OUT", "A14", "title A14 [full null]", "second"),
+                     ("A1_author", "OUT", "A1", "title A1 [author null]", "second"),
+                     ("A14_author", "OUT", "A14", "title A14 [author null]", "second")]
+    assert closed == ["title A1", "title A14", "title A1", "title A14"]
+    assert rendered == {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}       # not modified
+    saved.clear(), closed.clear()
+    nl.findings_by_variant(R, rendered, figures)                                      # out None: nothing saved
+    assert saved == [] and len(closed) == 8
+
+
+
+L_LAG = "lag: each lag's statistic against its own spread"
+L_FULL = "full: against the spread of the whole per-sequence update"
+L_AUTHOR = "author: lag + σ̂ floor + ECF tiny-IQR grid + float32 diagnostics"
+L_SNR = "lag + SNR = 0 for σ̂ ≤ 1e−12"
+BV = {"lag": {1: (1, "reproduced", ["a1"], "rule one"), 2: (2, "not reproduced", [], "rule two"),
+              3: (3, "inconclusive", ["c1", "c2"], "rule three"), 4: (4, "reproduced", [], "rule four"),
+              5: (5, "inconclusive", [], "rule five")},
+      "full": {1: (1, "inconclusive", ["f1"], "rule one"), 5: (5, "reproduced", [], "rule five")},
+      "author": {1: (1, "not reproduced", [], "rule one")},
+      "snr": {1: (1, "reproduced", [], "r"), 5: (5, "not reproduced", [], "r")}}
+
+
+def test_null_lines_whole():
+    T = TITLES
+    assert nl.null_lines(BV, _results()) == [
+        "## Findings 1–5 under each null", "",
+        "The same rules on the same trained models; only the detection table changes (docs/statistics.md §3.3). "
+        f"**{L_LAG}**; **{L_FULL}**; **{L_AUTHOR}**.", "",
+        "| # | finding | lag | full | author |", "|---|---|---|---|---|",
+        f"| 1 | {T[1]} | reproduced | inconclusive | not reproduced |",
+        f"| 2 | {T[2]} | not reproduced | not run | not run |",
+        f"| 3 | {T[3]} | inconclusive | not run | not run |",
+        f"| 4 | {T[4]} | reproduced | not run | not run |",
+        f"| 5 | {T[5]} | inconclusive | reproduced | not run |",
+        "",
+        "Ĥ_N at the largest N (mean over seeds; min…max) and, in brackets, its growth over the upper half of the "
+        "N grid (mean over seeds), per cell and variant:", "",
+        "| variant | gru | lstm |", "|---|---|---|",
+        f"| {L_LAG} | 3.5 (3…4) [+1.0] | 0.5 (0.5…0.5) [+0.5] |",
+        f"| {L_FULL} | 0.5 (0…1) [+0.5] | 2.0 (2…2) [+0.0] |",
+        f"| {L_AUTHOR} | 2.0 (nan…nan) [+0.0] | 1.0 (1…1) [+0.0] |",       # a NaN seed left out of the means
+        f"| {L_SNR} | 5.5 (5…6) [+0.5] | 2.0 (2…2) [+1.0] |",
+        "",
+        "The author's floors one at a time (findings 1 and 5):", "",
+        "| variant | finding 1 | finding 5 |", "|---|---|---|",
+        f"| {L_LAG} | reproduced | inconclusive |",
+        f"| {L_SNR} | reproduced | not reproduced |",
+        f"| {L_AUTHOR} | not reproduced | not run |",
+        "",
+        "### Under the 'lag' null", "",
+        f"**1. {T[1]}: reproduced** — rule one.", "", "- a1", "",
+        f"**2. {T[2]}: not reproduced** — rule two.", "", "",
+        f"**3. {T[3]}: inconclusive** — rule three.", "", "- c1", "- c2", "",
+        f"**4. {T[4]}: reproduced** — rule four.", "", "",
+        f"**5. {T[5]}: inconclusive** — rule five.", "", "",
+        "### Under the 'full' null", "",
+        f"**1. {T[1]}: inconclusive** — rule one.", "", "- f1", "",
+        f"**5. {T[5]}: reproduced** — rule five.", "", "",
+        "### Under the 'author' null", "",
+        f"**1. {T[1]}: not reproduced** — rule one.", "", ""]
+
+
+def test_null_lines_without_ablations_author_or_runs():
+    T = TITLES
+    bv = {"lag": BV["lag"], "snr": BV["snr"]}
+    lines = nl.null_lines(bv, {})
+    assert lines[:7] == ["## Findings 1–5 under each null", "",
+                         "The same rules on the same trained models; only the detection table changes "
+                         f"(docs/statistics.md §3.3). **{L_LAG}**.", "", "| # | finding | lag |", "|---|---|---|",
+                         f"| 1 | {T[1]} | reproduced |"]
+    i = lines.index("The author's floors one at a time (findings 1 and 5):")
+    assert lines[i - 1] == "" and lines[i - 2] == f"| 5 | {T[5]} | inconclusive |"        # no Ĥ_N table
+    assert lines[i + 4:i + 7] == [f"| {L_LAG} | reproduced | inconclusive |",
+                                  f"| {L_SNR} | reproduced | not reproduced |", ""]       # no author row
+    lines = nl.null_lines({"lag": BV["lag"]}, {})
+    assert "The author's floors one at a time (findings 1 and 5):" not in lines
+    assert lines[11:13] == ["", "### Under the 'lag' null"]
+    assert nl.null_lines({}, _results()) == []
