@@ -361,6 +361,24 @@ def test_f8_rows_rule_and_findings():
                              "plain RNN + Adam"}
 
 
+
+def test_f8_reads_a_missing_mu_as_nan():
+    """A μ̃ stored as None or as to_jsonable's "nan" string reads as NaN: never < 0.5, printed "nan"."""
+    assert np.isnan(f8m._last_mu({"mu_0": [1.0, None]}, "mu_"))
+    b4 = {"t": {"diaggate": {"median_last": [3.0, np.nan], "median_last_author": [1.0]},
+                "rnn": {"median_last": [1.0, 2.0, np.nan], "median_last_author": [1.0, np.nan]}}}
+    for missing in (None, "nan"):
+        b1 = {"gru": {"mu_0": [1.0, missing], "author_mu_0": [0.1]}}
+        item = f8m.f8({"B1": b1, "B4": b4})[0]
+        assert item[1] == "inconclusive"              # μ̃ NaN: not lag-dependent; AI 3 ≥ 1.5: one win of one
+        assert item[2] == ["B1 gru: μ̃ at the largest lag (final checkpoint) = nan",
+                           "B4 t: median AI multi+SGD 3 vs plain+Adam 1.5"]
+    b1 = {"gru": {"mu_0": [1.0, None], "author_mu_0": [0.1]}}
+    rows = f8m.f8_conventions({"B1": b1, "B4": b4})
+    assert rows[0] == ("conventions 'lwsim': inconclusive — μ̃ at the largest lag gru nan; multi+SGD AI ≥ "
+                       "plain+Adam on 1/1 tasks; plain+Adam median AI at the largest lag: t nan")
+    assert rows[1].startswith("conventions 'author': reproduced — μ̃ at the largest lag gru 0.1;")
+
 # ============================================================== conventions/findings.py (A13)
 
 from lwsim.figures.studies.conventions.findings import RULE_TEXT, conventions_lines  # noqa: E402
@@ -586,3 +604,68 @@ def test_null_lines_without_ablations_author_or_runs():
     assert "The author's floors one at a time (findings 1 and 5):" not in lines
     assert lines[11:13] == ["", "### Under the 'lag' null"]
     assert nl.null_lines({}, _results()) == []
+
+
+# ============================================================== fidelity.py (finding 6), b_expansion.py (7)
+
+from lwsim.figures.studies import b_expansion as bx  # noqa: E402
+from lwsim.figures.studies import fidelity as fid  # noqa: E402
+
+READ = ("how to read it: the verdict is on the ranking of the lags (Spearman ρ), not on the decay rate. The "
+        "log–log slope of the first-order envelope over the exact one's is {} (1 = same rate): {} "
+        "(docs/diagnostics.md §2.10)")
+FASTER = ("the first-order envelope falls faster than the exact one, so it tracks which lags carry more signal but "
+          "overstates how fast the signal decays")
+SLOWER = ("the first-order envelope falls more slowly than the exact one, so it tracks which lags carry more signal "
+          "but understates how fast the signal decays")
+SAME = "the two decay at about the same rate"
+MIXED = "the rates agree in some runs and not in others, so only the ranking is tracked throughout"
+
+
+def _t6(rows):
+    return {"A11": {"table": [{"cell": c, "optimizer": o, "seed": s, "spearman": r, "slope_ratio": q,
+                               "offdiag_mean": e} for c, o, s, r, q, e in rows]}}
+
+
+def test_f6_whole():
+    r = _t6([("gru", "adamw", 1, 0.95, 1.234, 0.1), ("lstm", "sgd", 2, np.nan, np.nan, 0.25),
+             ("gru", "sgd", 3, 0.93, 1.5, 0.3456)])
+    rule = "rule: median Spearman ρ ≥ 0.9 across cells × optimizers × seeds"
+    assert fid.f6(r) == [(6, "reproduced", [
+        "gru/adamw/seed 1: Spearman ρ 0.950, slope ratio 1.234, off-diagonal energy 0.100",
+        "lstm/sgd/seed 2: Spearman ρ nan, slope ratio nan, off-diagonal energy 0.250",
+        "gru/sgd/seed 3: Spearman ρ 0.930, slope ratio 1.500, off-diagonal energy 0.346",
+        "median Spearman ρ = 0.940",                                         # NaN left out of the median
+        READ.format("1.2–1.5", FASTER)], rule)]
+    assert fid.findings(r) == {6: fid.f6(r)[0]}
+    assert fid.findings({}) == {} and fid.f6({"A11": None}) is None
+    assert fid.TITLES == {6: "The first-order envelope tracks the exact one"}
+
+
+@pytest.mark.parametrize("ratios, text", [
+    ((1.1, 1.1), READ.format("1.1–1.1", SAME)),          # lo = 1.1 is not > 1.1; hi ≤ 1.1
+    ((1.11, 1.2), READ.format("1.1–1.2", FASTER)),
+    ((0.9, 1.0), READ.format("0.9–1", SAME)),             # hi ≥ 0.9 and lo = 0.9: same rate
+    ((0.5, 0.89), READ.format("0.5–0.89", SLOWER)),
+    ((0.89, 1.05), READ.format("0.89–1.1", MIXED)),
+    ((0.95, 1.11), READ.format("0.95–1.1", MIXED)),
+])
+def test_f6_reading_boundaries(ratios, text):
+    rows = fid.f6(_t6([("gru", "sgd", i, 0.95, q, 0.1) for i, q in enumerate(ratios)]))[0][2]
+    assert rows[-1] == text
+
+
+def test_f6_without_finite_ratios_has_no_reading():
+    rows = fid.f6(_t6([("gru", "sgd", 1, 0.4, np.nan, 0.1), ("gru", "sgd", 2, 0.45, np.inf, 0.1)]))[0]
+    assert rows[1] == "not reproduced" and rows[2][-1] == "median Spearman ρ = 0.425" and len(rows[2]) == 3
+
+
+def test_f7_whole():
+    r = {"B7": {"diaggate": [{"slope": 2.0}, {"slope": 2.0916}], "gru": [{"slope": 1.90049}]}}
+    rule = "rule: every log–log slope over the five smallest ε within 2 ± 0.1"
+    assert bx.f7(r) == [(7, "reproduced", ["diaggate: slopes [2.0, 2.092]", "gru: slopes [1.9]"], rule)]
+    assert bx.findings(r) == {7: bx.f7(r)[0]}
+    r["B7"]["gru"].append({"slope": 1.8})
+    assert bx.f7(r)[0][1] == "not reproduced" and bx.f7(r)[0][2][1] == "gru: slopes [1.9, 1.8]"
+    assert bx.f7({}) is None and bx.findings({"B7": {}}) == {}
+    assert bx.f7({"B7": {"gru": [{"slope": 2.2}]}})[0][1] == "not reproduced"
