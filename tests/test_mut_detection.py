@@ -1,0 +1,450 @@
+"""Tests that kill the surviving mutants of mutmut on lwsim/stats/detection.py (issue 32, docs/testing.md).
+
+Each pins a hand-computed number or a documented property; none compares the code with itself.
+detection_table's own logic is checked with ``fit_alpha`` replaced by a stub that returns a fixed
+(α̂, σ̂) and records its arguments, so that N̂, N* and Ĥ_N are hand-computable.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from lwsim.stats import detection as det
+from lwsim.stats.tailfit import TailFit
+
+
+# ---- snr, detectable ---------------------------------------------------------------------------
+
+def test_snr_scalar_in_float_out_array_in_array_out():
+    out = det.snr(1.0, 2.0, 1.0, 4.0)
+    assert type(out) is float and out == 2.0
+    out = det.snr([1.0], 2.0, 1.0, 4.0)
+    assert isinstance(out, np.ndarray) and out.shape == (1,) and out[0] == 2.0
+
+
+def test_snr_broadcast_message():
+    with pytest.raises(ValueError, match=r"^mean, alpha, sigma, N must broadcast to a common shape, got "
+                                         r"\{'mean': \(2,\), 'alpha': \(\), 'sigma': \(\), 'N': \(3,\)\}$"):
+        det.snr([1.0, 2.0], 1.5, 1.0, [10, 20, 30])
+
+
+def test_snr_floor_zero_and_messages():
+    # sigma_floor = 0 is allowed: σ̂ = 0 gives SNR 0 (σ̂ ≤ 0), not inf
+    assert det.snr(1.0, 2.0, 0.0, 4.0, sigma_floor=0.0) == 0.0
+    assert det.snr(1.0, 2.0, 0.0, 4.0) == np.inf
+    # above the floor the SNR is unchanged: 2·√9/0.5 = 12
+    assert det.snr(2.0, 2.0, 0.5, 9.0, sigma_floor=0.4) == pytest.approx(12.0)
+    with pytest.raises(ValueError, match=r"^sigma_floor must be >= 0.0, got -1.0$"):
+        det.snr(1.0, 2.0, 1.0, 10, sigma_floor=-1.0)
+    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+        det.snr(1.0, 2.0, -1.0, 10)
+    with pytest.raises(ValueError, match=r"^N must be > 0"):
+        det.snr(1.0, 2.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+        det.snr(np.nan, 2.0, 1.0, 1.0)
+
+
+def test_snr_no_floating_point_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(det.snr([0.0, 1.0, 0.0], 2.0, [0.0, 0.0, 1.0], 4.0), [0.0, np.inf, 0.0])
+        np.testing.assert_array_equal(det.n_star([0.0, 1.0, 0.0, 1.0], [2.0, 2.0, 1.0, 1.0],
+                                                 [0.0, 0.0, 1.0, 1.0]), [np.inf, 0.0, np.inf, np.inf])
+        np.testing.assert_array_equal(det.n_star([1.0, 1.0], 2.0, [0.0, 1e-13], sigma_floor=1e-12),
+                                      [np.inf, np.inf])
+
+
+def test_detectable_types_and_eps():
+    assert det.detectable(1.0, 2.0, 1.0, 401) is True
+    assert det.detectable(1.0, 2.0, 1.0, 400) is False
+    out = det.detectable([1.0, 1.0], 2.0, 1.0, [400, 401])
+    assert isinstance(out, np.ndarray) and out.tolist() == [False, True]
+    # ε = 5: √N > 5 ⇔ N > 25
+    assert det.detectable(1.0, 2.0, 1.0, 26, eps=5.0) and not det.detectable(1.0, 2.0, 1.0, 25, eps=5.0)
+    # the floor is passed on: σ̂ = 1e−13 gives SNR 1e−13·100/1e−13 = 100 > 20 without it
+    assert det.detectable(1e-13, 2.0, 1e-13, 1e4)
+    assert not det.detectable(1e-13, 2.0, 1e-13, 1e4, sigma_floor=1e-12)
+    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+        det.detectable(1.0, 2.0, 1.0, 10, eps=0.0)
+
+
+# ---- sample_complexity --------------------------------------------------------------------------
+
+def test_sample_complexity_eps_floor_shapes_and_types():
+    # ε = 5: N > 25, the smallest such grid point
+    assert det.sample_complexity(1.0, 2.0, 1.0, [100, 10, 26, 25], eps=5.0) == 26.0
+    assert type(det.sample_complexity(1.0, 2.0, 1.0, [100])) is float
+    assert det.sample_complexity(1e-13, 2.0, 1e-13, [1e4]) == 1e4
+    assert det.sample_complexity(1e-13, 2.0, 1e-13, [1e4], sigma_floor=1e-12) == np.inf
+    # a (2, 2) lag shape keeps its shape; α̂ broadcasts
+    out = det.sample_complexity([[1.0, 0.1], [0.0, 2.0]], 2.0, 1.0, [10, 401, 1e3, 4e4 + 1])
+    np.testing.assert_array_equal(out, [[401, 4e4 + 1], [np.inf, 401]])   # 2√N > 20 ⇔ N > 100
+    # per-lag α̂: κ = 3 at α̂ = 1.5, SNR = N^{1/3} > 20 ⇔ N > 8000
+    np.testing.assert_array_equal(det.sample_complexity([1.0, 1.0], [2.0, 1.5], 1.0, [401, 8001]), [401, 8001])
+    with pytest.raises(ValueError, match=r"^alpha contains NaN$"):
+        det.sample_complexity(1.0, np.nan, 1.0, [10])
+    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+        det.sample_complexity(1.0, 2.0, -1.0, [10])
+    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+        det.sample_complexity(np.nan, 2.0, 1.0, [10])
+    with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional"):
+        det.sample_complexity(1.0, 2.0, 1.0, [[10]])
+    with pytest.raises(ValueError, match=r"^mean, alpha, sigma must broadcast"):
+        det.sample_complexity([1.0, 2.0], [1.5, 1.5, 1.5], 1.0, [10])
+
+
+# ---- n_star -------------------------------------------------------------------------------------
+
+def test_n_star_hand_values():
+    assert type(det.n_star(1.0, 2.0, 1.0)) is float
+    assert det.n_star(-1.0, 2.0, 1.0) == pytest.approx(400.0)             # |m̄|
+    assert det.n_star(1.0, 1.5, 1.0, eps=2.0) == pytest.approx(8.0)        # κ = 3
+    assert det.n_star(1.0, 1.25, 1.0, eps=2.0) == pytest.approx(32.0)      # κ = 5
+    assert det.n_star(2.0, 2.0, 3.0, eps=4.0) == pytest.approx(36.0)       # (4·3/2)²
+    assert det.n_star(1.0, 1.0, 0.05, eps=20.0) == 1.0                     # base 1: 1^inf = 1
+    np.testing.assert_allclose(det.n_star([1.0, 2.0], [2.0, 1.5], 1.0, eps=2.0), [4.0, 1.0])
+    # the floor: σ̂ ≤ floor → inf (≤, not <), just above → (20·2)² = 1600
+    assert det.n_star(1.0, 2.0, 1e-12, sigma_floor=1e-12) == np.inf
+    assert det.n_star(1e-12, 2.0, 2e-12, sigma_floor=1e-12) == pytest.approx(1600.0)
+    assert det.n_star(1.0, 2.0, 0.0, sigma_floor=0.0) == np.inf
+    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+        det.n_star(1.0, 2.0, 1.0, eps=0.0)
+    with pytest.raises(ValueError, match=r"^sigma_floor must be >= 0.0"):
+        det.n_star(1.0, 2.0, 1.0, sigma_floor=-1.0)
+    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+        det.n_star(1.0, 2.0, -1.0)
+    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+        det.n_star(np.nan, 2.0, 1.0)
+    with pytest.raises(ValueError, match=r"^mean, sigma, alpha must broadcast"):
+        det.n_star([1.0, 2.0], 1.5, [1.0, 1.0, 1.0])
+
+
+def test_kappa_ext_by_hand():
+    np.testing.assert_allclose(det._kappa_ext([1.0, 1.5, 2.0, 1.25]), [np.inf, 3.0, 2.0, 5.0], rtol=1e-15)
+    assert det._kappa_ext(1.5) == pytest.approx(3.0, rel=1e-15)
+
+
+# ---- learnability_window ------------------------------------------------------------------------
+
+def test_learnability_window_types_zero_n_hat_and_grid_shapes():
+    out = det.learnability_window([1, 2], [0.0, 5.0], 1.0)
+    assert type(out) is float and out == 1.0                               # N̂ = 0 ≤ any N
+    out = det.learnability_window([1, 2], [3.0, 5.0], [[1.0, 3.0], [5.0, 4.0]])
+    np.testing.assert_array_equal(out, [[0.0, 1.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match=r"^n_hat contains -inf$"):
+        det.learnability_window([1, 2], [-np.inf, 5.0], 1.0)
+    with pytest.raises(ValueError, match=r"^lags needs at least 1 values, got 0$"):
+        det.learnability_window([], [], 1.0)
+    with pytest.raises(ValueError, match=r"^N must be > 0"):
+        det.learnability_window([1], [1.0], 0.0)
+    with pytest.raises(ValueError, match=r"^mismatched lengths: \{'lags': 2, 'n_hat': 1\}$"):
+        det.learnability_window([1, 2], [1.0], 1.0)
+    with pytest.raises(ValueError, match=r"^n_hat must be 1-dimensional"):
+        det.learnability_window([1], [[1.0]], 1.0)
+
+
+# ---- noise_floor ----------------------------------------------------------------------------------
+
+def test_noise_floor_hand_values_and_shapes():
+    # f (N̂/N)^{1/κ}: 2·4^{1/4} = 2√2; N̂ = inf → inf; κ = inf → f
+    out = det.noise_floor([2.0, 1.0, 3.0], [100.0, np.inf, 50.0], 25.0, [4.0, 2.0, np.inf])
+    np.testing.assert_allclose(out, [2 * np.sqrt(2.0), np.inf, 3.0])
+    assert out.shape == (3,)
+    out = det.noise_floor([2.0], [100.0], [25.0], [4.0])                     # N as a 1-element array
+    assert out.shape == (1, 1)
+    out = det.noise_floor([2.0, 1.0], [100.0, 16.0], [25.0, 1.0, 100.0], [4.0, 2.0])
+    assert out.shape == (3, 2)
+    np.testing.assert_allclose(out, [[2 * np.sqrt(2), 0.8], [2 * np.sqrt(10), 4.0], [2.0, 0.4]])
+    with warnings.catch_warnings():                                          # f = 0 at N̂ = inf: inf, silently
+        warnings.simplefilter("error")
+        assert det.noise_floor([0.0], [np.inf], 10.0, [2.0])[0] == np.inf
+    assert det.noise_floor([0.0], [4.0], 1.0, [2.0])[0] == 0.0               # f = 0 is allowed
+
+
+def test_noise_floor_kappa_bound_and_messages():
+    assert det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-13])[0] == pytest.approx(2.0)
+    with pytest.raises(ValueError, match=r"^kappa must be >= 2 \(kappa = alpha/\(alpha-1\), alpha <= 2\), got min 1.5$"):
+        det.noise_floor([1.0, 1.0], [4.0, 4.0], 1.0, [1.5, 3.0])
+    with pytest.raises(ValueError, match=r"^kappa must be >= 2"):
+        det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-11])
+    with pytest.raises(ValueError, match=r"^f must be >= 0"):
+        det.noise_floor([-1.0], [4.0], 1.0, [2.0])
+    with pytest.raises(ValueError, match=r"^n_hat must be > 0"):
+        det.noise_floor([1.0], [0.0], 1.0, [2.0])
+    with pytest.raises(ValueError, match=r"^f must be 1-dimensional"):
+        det.noise_floor([[1.0]], [4.0], 1.0, [2.0])
+    with pytest.raises(ValueError, match=r"^n_hat must be 1-dimensional"):
+        det.noise_floor([1.0], [[4.0]], 1.0, [2.0])
+    with pytest.raises(ValueError, match=r"^kappa must be 1-dimensional"):
+        det.noise_floor([1.0], [4.0], 1.0, [[2.0]])
+    with pytest.raises(ValueError, match=r"^kappa contains NaN$"):
+        det.noise_floor([1.0], [4.0], 1.0, [np.nan])
+    with pytest.raises(ValueError, match=r"^mismatched lengths: \{'f': 1, 'n_hat': 1, 'kappa': 2\}$"):
+        det.noise_floor([1.0], [4.0], 1.0, [2.0, 2.0])
+    with pytest.raises(ValueError, match=r"^N must be > 0"):
+        det.noise_floor([1.0], [4.0], 0.0, [2.0])
+    assert det.noise_floor([1.0], [4.0], 1.0, [np.inf])[0] == 1.0          # κ = inf allowed
+
+
+# ---- _check_floors, _rows, _noise_rows -----------------------------------------------------------
+
+def test_check_floors_forms_and_messages():
+    assert det._check_floors(None, "lwsim") == ()
+    assert det._check_floors(None, "author") == ("snr", "ecf")
+    assert det._check_floors("ecf", "lwsim") == ("ecf",)
+    assert det._check_floors(("ecf", "snr", "ecf"), "lwsim") == ("snr", "ecf")     # canonical order
+    assert det._check_floors([], "author") == ()
+    with pytest.raises(TypeError, match=r"^floors must be None or a sequence of names from \('snr', 'ecf'\), got 3$"):
+        det._check_floors(3, "lwsim")
+    with pytest.raises(ValueError, match=r"^floors must be names from \('snr', 'ecf'\), got \['sigma', 'x'\]$"):
+        det._check_floors(("snr", "sigma", "x"), "lwsim")
+
+
+def test_rows_ragged_and_rectangular():
+    rows = det._rows([np.arange(3), [1, 2]])
+    assert [r.tolist() for r in rows] == [[0.0, 1.0, 2.0], [1.0, 2.0]]
+    rows = det._rows((np.zeros(2), np.ones(3)))
+    assert [r.size for r in rows] == [2, 3]
+    rows = det._rows(np.arange(6).reshape(2, 3))
+    assert len(rows) == 2 and rows[1].tolist() == [3.0, 4.0, 5.0] and rows[1].dtype == np.float64
+    with pytest.raises(ValueError, match=r"^samples_per_lag\[1\] contains NaN$"):
+        det._rows([np.zeros(3), np.array([1.0, np.nan])])
+    with pytest.raises(ValueError, match=r"^samples_per_lag\[1\] must be 1-dimensional"):
+        det._rows([np.zeros(3), np.zeros((2, 2))])
+    with pytest.raises(ValueError, match=r"^samples_per_lag must be 2-dimensional"):
+        det._rows([])
+    with pytest.raises(ValueError, match=r"^samples_per_lag must be 2-dimensional"):
+        det._rows(np.zeros(4))
+    with pytest.raises(ValueError, match=r"^samples_per_lag contains NaN$"):
+        det._rows(np.full((2, 2), np.nan))
+
+
+def test_noise_rows_forms_and_messages():
+    rows, which = det._noise_rows([1.0, 2.0, 3.0], 4, 10)
+    assert len(rows) == 1 and rows[0].tolist() == [1.0, 2.0, 3.0]
+    assert which.tolist() == [0, 0, 0, 0] and which.dtype.kind == "i"
+    rows, which = det._noise_rows(np.arange(6.0).reshape(2, 3), 2, 10)
+    assert [r.tolist() for r in rows] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and which.tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"^noise_samples must be 1-D \(one row for every lag\) or \(2, n\), "
+                                         r"got shape \(3, 4\)$"):
+        det._noise_rows(np.ones((3, 4)), 2, 10)
+    with pytest.raises(ValueError, match=r"got shape \(2, 4, 1\)$"):
+        det._noise_rows(np.ones((2, 4, 1)), 2, 10)
+    with pytest.raises(ValueError, match=r"^noise_samples contains NaN$"):
+        det._noise_rows([np.nan], 2, 10)
+
+
+# ---- detection_table with a stub tail fit ----------------------------------------------------------
+
+class _Stub:
+    """fit_alpha's stand-in: (α̂, σ̂) from a table keyed by the row's size, reliable iff size ≥ 30."""
+
+    def __init__(self, by_size=None):
+        self.calls = []
+        self.by_size = by_size or {}
+
+    def __call__(self, x, method, n_boot, seed, conventions, tiny_iqr):
+        self.calls.append(dict(x=np.array(x), method=method, n_boot=n_boot, seed=seed,
+                               conventions=conventions, tiny_iqr=tiny_iqr))
+        a, s = self.by_size.get(x.size, (2.0, 1.0))
+        return TailFit(a, s, x.size >= 30, f"stub{x.size}", None, x.size)
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    s = _Stub()
+    monkeypatch.setattr(det, "fit_alpha", s)
+    return s
+
+
+def test_table_hand_computed_with_stub(stub):
+    # α̂ = 2, σ̂ = 1: SNR = m̄ √N > ε = 20 ⇔ N > (20/m̄)²; m̄ = 2, 1, 0.5 → N* = 100, 400, 1600
+    rows = np.array([2.0, 1.0, 0.5])[:, None] + np.tile([-1.0, 1.0], 20)
+    t = det.detection_table(rows, [1, 2, 3], [100, 101, 401, 1e4])
+    np.testing.assert_allclose(t.mean, [2.0, 1.0, 0.5])
+    np.testing.assert_allclose(t.n_star, [100.0, 400.0, 1600.0])
+    np.testing.assert_array_equal(t.n_hat, [101, 401, 1e4])
+    np.testing.assert_array_equal(t.h_n, [0, 1, 2, 3])
+    np.testing.assert_array_equal(t.kappa, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(t.alpha, [2.0] * 3)
+    np.testing.assert_array_equal(t.sigma, [1.0] * 3)
+    assert t.reliable.tolist() == [True] * 3 and t.method == ("stub40",) * 3
+    np.testing.assert_array_equal(t.n_samples, [40.0] * 3)
+    assert t.n_samples.dtype == np.float64
+    assert t.eps == 20.0 and type(t.eps) is float and t.noise == "lag" and t.floors == ()
+    np.testing.assert_array_equal(t.n_grid, [100, 101, 401, 1e4])
+    np.testing.assert_array_equal(t.lags, [1.0, 2.0, 3.0])
+    # the defaults passed to the fit: method auto, n_boot 200, lwsim conventions and tiny IQR, one
+    # Generator seeded 0 shared by the lags; each row centred on its mean
+    assert [c["method"] for c in stub.calls] == ["auto"] * 3
+    assert {c["n_boot"] for c in stub.calls} == {200} and {c["conventions"] for c in stub.calls} == {"lwsim"}
+    assert {c["tiny_iqr"] for c in stub.calls} == {"lwsim"}
+    gens = [c["seed"] for c in stub.calls]
+    assert all(isinstance(g, np.random.Generator) for g in gens) and gens[0] is gens[1] is gens[2]
+    assert gens[0].integers(0, 2**32) == np.random.default_rng(0).integers(0, 2**32)
+    for c in stub.calls:
+        np.testing.assert_array_equal(c["x"], np.tile([-1.0, 1.0], 20))
+    d = t.to_dict()
+    assert d["n_hat"] == [101.0, 401.0, 10000.0] and d["method"] == ["stub40"] * 3 and d["floors"] == []
+    assert d["eps"] == 20.0 and d["noise"] == "lag" and d["reliable"] == [True] * 3
+    assert set(d) == {"lags", "mean", "alpha", "sigma", "kappa", "n_hat", "n_star", "reliable", "method",
+                      "n_grid", "h_n", "eps", "n_samples", "noise", "floors"}
+
+
+def test_table_to_dict_writes_inf_as_a_string(stub):
+    rows = np.vstack([np.zeros(40), 1.0 + np.tile([-1.0, 1.0], 20)])
+    t = det.detection_table(rows, [1, 2], [10, 1e3], eps=2.0)            # m̄ = 0: never detectable
+    d = t.to_dict()
+    assert d["n_hat"] == ["inf", 10.0] and d["n_star"] == ["inf", 4.0] and d["h_n"] == [2.0, 2.0]
+
+
+def test_table_arguments_passed_to_the_fit(stub):
+    rows = 3.0 + np.tile([-1.0, 1.0], (2, 20))
+    t = det.detection_table(rows, [1, 2], [10], eps=5.0, method="ecf", seed=4, n_boot=7, conventions="author")
+    assert [c["method"] for c in stub.calls] == ["ecf", "ecf"] and {c["n_boot"] for c in stub.calls} == {7}
+    assert {c["conventions"] for c in stub.calls} == {"author"}
+    assert {c["tiny_iqr"] for c in stub.calls} == {"author"}                 # the author's floors by default
+    assert stub.calls[0]["seed"].integers(0, 2**32) == np.random.default_rng(4).integers(0, 2**32)
+    assert t.floors == ("snr", "ecf") and t.eps == 5.0
+    np.testing.assert_allclose(t.n_star, [(5.0 / 3.0) ** 2] * 2)
+    stub.calls.clear()
+    t = det.detection_table(rows, [1, 2], [10], floors=("ecf",))
+    assert {c["tiny_iqr"] for c in stub.calls} == {"author"} and t.floors == ("ecf",)
+    stub.calls.clear()
+    t = det.detection_table(rows, [1, 2], [10], conventions="author", floors=("snr",))
+    assert {c["tiny_iqr"] for c in stub.calls} == {"lwsim"} and t.floors == ("snr",)
+
+
+def test_table_snr_floor_from_floors(monkeypatch):
+    s = _Stub({40: (2.0, 1e-12), 41: (2.0, 2e-12)})
+    monkeypatch.setattr(det, "fit_alpha", s)
+    rows = [1e-11 + np.tile([-1e-13, 1e-13], 20), 1e-11 + np.r_[np.tile([-1e-13, 1e-13], 20), 0.0]]
+    # SNR = 1e−11 √N / σ̂ > 20: σ̂ = 1e−12 → N > 4; σ̂ = 2e−12 → N > 16
+    plain = det.detection_table(rows, [1, 2], [5, 17])
+    np.testing.assert_array_equal(plain.n_hat, [5, 17])
+    np.testing.assert_allclose(plain.n_star, [4.0, 16.0])
+    flo = det.detection_table(rows, [1, 2], [5, 17], floors="snr")       # σ̂ ≤ 1e−12 → SNR 0
+    np.testing.assert_array_equal(flo.n_hat, [np.inf, 17])
+    assert flo.n_star[0] == np.inf and flo.n_star[1] == pytest.approx(16.0)
+    assert det.AUTHOR_SIGMA_FLOOR == 1e-12
+    cap = det.detection_table(rows, [1, 2], [5, 17], floors="snr", cap_budget=True)
+    np.testing.assert_array_equal(cap.n_hat, [np.inf, 17])
+
+
+def test_table_full_null_uses_the_noise_fit_and_the_signal_mean(monkeypatch):
+    s = _Stub({50: (1.5, 2.0), 60: (2.0, 0.5)})
+    monkeypatch.setattr(det, "fit_alpha", s)
+    rows = np.array([4.0, 1.0])[:, None] + np.tile([-1.0, 1.0], 20)       # 40 samples: would be (2, 1)
+    noise = 7.0 + np.tile([-3.0, 3.0], 25)                               # 50 samples, one row for all
+    t = det.detection_table(rows, [1, 2], [10, 1e4], eps=2.0, noise="full", noise_samples=noise)
+    assert len(s.calls) == 1                                              # fitted once
+    np.testing.assert_array_equal(s.calls[0]["x"], np.tile([-3.0, 3.0], 25))   # centred noise
+    np.testing.assert_allclose(t.mean, [4.0, 1.0])                        # the signal's mean
+    np.testing.assert_array_equal(t.alpha, [1.5, 1.5]) and np.testing.assert_array_equal(t.sigma, [2.0, 2.0])
+    np.testing.assert_allclose(t.kappa, [3.0, 3.0], rtol=1e-15)
+    np.testing.assert_allclose(t.n_star, [1.0, 64.0])                      # (2·2/m̄)³
+    np.testing.assert_array_equal(t.n_samples, [50.0, 50.0])
+    assert t.method == ("stub50", "stub50") and t.reliable.tolist() == [True, True] and t.noise == "full"
+    # per-lag noise rows: each lag its own fit
+    s.calls.clear()
+    t = det.detection_table(rows, [1, 2], [10, 1e4], eps=2.0, noise="full",
+                            noise_samples=np.tile([-3.0, 3.0], (2, 25)))
+    assert len(s.calls) == 2 and t.method == ("stub50", "stub50")
+
+
+def test_table_full_null_rows_mapped_to_lags(monkeypatch):
+    # two noise rows with different sizes are impossible in one array; tell them apart by scale
+    class ByScale(_Stub):
+        def __call__(self, x, **kw):
+            self.calls.append(x)
+            return TailFit(1.5 if np.ptp(x) > 3 else 2.0, float(np.ptp(x)), True, "m", None, x.size)
+    s = ByScale()
+    monkeypatch.setattr(det, "fit_alpha", s)
+    rows = np.array([4.0, 1.0])[:, None] + np.tile([-1.0, 1.0], 20)
+    noise = np.vstack([np.tile([-1.0, 1.0], 25), np.tile([-3.0, 3.0], 25)])   # lag 1: ptp 2, lag 2: ptp 6
+    t = det.detection_table(rows, [1, 2], [10], eps=2.0, noise="full", noise_samples=noise)
+    np.testing.assert_array_equal(t.alpha, [2.0, 1.5])
+    np.testing.assert_array_equal(t.sigma, [2.0, 6.0])
+    np.testing.assert_allclose(t.n_star, [1.0, 1728.0])                     # (2·2/4)², (2·6/1)³
+
+
+def test_table_min_samples_and_count_floor(stub):
+    rows = [1.0 + np.tile([-1.0, 1.0], 10), 1.0 + np.tile([-1.0, 1.0], 15), 1.0 + np.tile([-1.0, 1.0], 3)]
+    t = det.detection_table(rows, [1, 2, 3], [401, 1e3], min_samples=30)
+    assert [c["x"].size for c in stub.calls] == [30]                     # only the 30-sample row is fitted
+    assert t.method == ("too_few", "stub30", "too_few")
+    np.testing.assert_array_equal(t.alpha, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(t.sigma, [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(t.n_hat, [np.inf, 401, np.inf])
+    np.testing.assert_array_equal(t.n_star, [np.inf, 400.0, np.inf])
+    assert t.reliable.tolist() == [False, True, False]
+    np.testing.assert_array_equal(t.n_samples, [20.0, 30.0, 6.0])
+    np.testing.assert_array_equal(t.h_n, [2.0, 2.0])
+    # min_samples = 20 (the minimum) keeps a 20-sample row
+    stub.calls.clear()
+    t = det.detection_table(rows[:1], [1], [401], min_samples=20)
+    assert t.method == ("stub20",)
+    # a row with one sample is allowed with min_samples (never fitted); zero samples are not
+    t = det.detection_table([np.ones(1), np.ones(40)], [1, 2], [10], min_samples=20)
+    assert t.method[0] == "too_few"
+    with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 0 at lag 5 "
+                                         r"\(or set min_samples\)$"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)                      # the empty row's mean
+        det.detection_table([np.ones(40), np.ones(0)], [1, 5], [10], min_samples=20)
+    with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 19 at lag 2.5 "):
+        det.detection_table([np.ones(40), np.ones(19), np.ones(25)], [1, 2.5, 3], [10])
+    det.detection_table([np.ones(20)], [1], [10])                          # exactly 20 is enough
+    with pytest.raises(ValueError, match=r"^min_samples must be >= 20, got 19$"):
+        det.detection_table(rows, [1, 2, 3], [10], min_samples=19)
+
+
+def test_table_cap_budget_by_hand(stub):
+    # m̄ = 1, 0.5 with 40 and 2000 samples: SNR(min(N, n)) > 20 ⇔ min(N, n) > 400 (m̄ 1), 1600 (m̄ ½)
+    rows = [1.0 + np.tile([-1.0, 1.0], 20), 0.5 + np.tile([-1.0, 1.0], 1000)]
+    t = det.detection_table(rows, [1, 2], [100, 500, 1e4], cap_budget=True)
+    np.testing.assert_array_equal(t.n_hat, [np.inf, 2000.0])               # lag 1 never has 401 samples
+    np.testing.assert_allclose(t.n_star, [400.0, 1600.0])
+    np.testing.assert_array_equal(t.h_n, [0.0, 0.0, 2.0])
+    t = det.detection_table([0.5 + np.tile([-1.0, 1.0], 1000)], [1], [100, 1601, 1e4], cap_budget=True)
+    np.testing.assert_array_equal(t.n_hat, [1601.0])
+    with pytest.raises(TypeError, match=r"^cap_budget must be a bool, got int$"):
+        det.detection_table(rows, [1, 2], [10], cap_budget=1)
+
+
+def test_table_fit_subsample_by_hand(stub):
+    big = np.arange(100.0)
+    rows = [np.arange(30.0), big]
+    det.detection_table(rows, [1, 2], [10], seed=3, fit_subsample=30)
+    x0, x1 = stub.calls[0]["x"], stub.calls[1]["x"]
+    np.testing.assert_array_equal(x0, np.arange(30.0) - 14.5)               # size == cap: every sample
+    # the bigger row: 30 of its samples, drawn without replacement from the seed's first draw, sorted
+    idx = np.sort(np.random.default_rng(3).choice(100, 30, replace=False))
+    np.testing.assert_array_equal(x1, big[idx] - 49.5)                       # centred on the full mean
+    with pytest.raises(ValueError, match=r"^fit_subsample must be >= 20, got 19$"):
+        det.detection_table(rows, [1, 2], [10], fit_subsample=19)
+    stub.calls.clear()
+    det.detection_table(rows, [1, 2], [10], fit_subsample=20)
+    assert [c["x"].size for c in stub.calls] == [20, 20]
+
+
+def test_table_argument_messages(stub):
+    rows = np.ones((2, 40))
+    with pytest.raises(ValueError, match=r"^mismatched lengths: samples_per_lag has 2 rows, lags has 3$"):
+        det.detection_table(rows, [1, 2, 3], [10])
+    with pytest.raises(ValueError, match=r"^noise must be 'lag' or 'full', got 'all'$"):
+        det.detection_table(rows, [1, 2], [10], noise="all")
+    with pytest.raises(ValueError, match=r"^noise_samples is required with noise='full' and only used with it$"):
+        det.detection_table(rows, [1, 2], [10], noise="full")
+    with pytest.raises(ValueError, match=r"^lags must be > 0"):
+        det.detection_table(rows, [0, 2], [10])
+    with pytest.raises(ValueError, match=r"^n_grid must be > 0"):
+        det.detection_table(rows, [1, 2], [0])
+    with pytest.raises(ValueError, match=r"^n_grid needs at least 1 values"):
+        det.detection_table(rows, [1, 2], [])
+    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+        det.detection_table(rows, [1, 2], [10], eps=0.0)
+    with pytest.raises(ValueError, match=r"^floors must be names"):
+        det.detection_table(rows, [1, 2], [10], floors="sigma")
+    assert stub.calls == []                                                   # nothing fitted before the checks
