@@ -68,3 +68,322 @@ def test_check_n_grid():
         core._check_n_grid([])
     with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional"):
         core._check_n_grid([[1]])
+
+
+# ------------------------------------------------------------------ analyze end to end, tiny inputs
+# A GRU with D = 1, H = 2 (state size S = 2), T = 6 steps, B = 20 sequences (MIN_SAMPLES): one
+# analyze call takes about 0.1 s on the numpy backend. Spies record every pass and fit analyze makes
+# (the real functions still run), so each argument it hands on is pinned.
+
+import dataclasses  # noqa: E402
+import warnings  # noqa: E402
+
+import lwsim.diagnostics as dg  # noqa: E402
+from lwsim import stats  # noqa: E402
+
+ONLY20 = ("only 20 diagnostic sequences: tail fits need >= 500 to be reliable (docs/statistics.md §3.2); "
+          "the affected lags are flagged in the report; x was read as (T, B, D) with T = {T} steps and "
+          "B = 20 sequences: if the arrays are batch-first (B, T, ·), pass --batch-first (or transpose x and y)")
+NO_DECAY = ("decay-law fit not possible: f has only 2 usable points in the fit window (need min_points=8); "
+            "check floor/trim and that f is positive")
+NO_MASTER = ("master check not possible: fit_master needs >= 10 usable lags (finite n_hat and kappa, f > 0) "
+             "with >= 3 distinct n_hat; got 0 lags, 0 distinct n_hat")
+
+
+def _data(cell, T, B, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((T, B, cell.n_in)), rng.standard_normal((T, B, cell.n_out))
+
+
+def _gru(b_iz=None):
+    cell = lwsim.make_cell("gru", 1, 2, convention="torch")
+    params = cell.init_params(seed=0, scheme="torch")
+    if b_iz is not None:
+        params["b_iz"][:] = b_iz
+    return cell, params
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    """{name: [(args, kwargs), …]} for each pass over the data and each fit analyze calls."""
+    calls = {}
+    for mod, names in ((dg, ("envelope_and_matched", "envelope", "matched_statistic", "exact_envelope",
+                             "timescales")),
+                       (stats, ("detection_table", "fit_decay", "fit_master"))):
+        for name in names:
+            real = getattr(mod, name)
+            calls[name] = []
+
+            def spy(*a, _real=real, _name=name, **k):
+                calls[_name].append((a, k))
+                return _real(*a, **k)
+            monkeypatch.setattr(mod, name, spy)
+    return calls
+
+
+def _run(cell, params, T=6, B=20, **kw):
+    """analyze on seeded data; returns (report, x, y, [warning messages raised])."""
+    x, y = _data(cell, T, B)
+    kw = {"progress": False, "backend": "numpy", **kw}
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        rep = core.analyze(cell, params, x, y, **kw)
+    for w in rec:          # stacklevel=2: attributed to analyze's caller (here, or mutmut's trampoline)
+        assert not w.filename.endswith("core.py"), (w.filename, str(w.message))
+    return rep, x, y, [str(w.message) for w in rec]
+
+
+def test_analyze_defaults_settings_notes_and_warnings(spies):
+    cell, params = _gru()
+    rep, x, y, raised = _run(cell, params)
+    # default lags: T/2 = 3 → 1, 2, 3; default N grid: B = 20 ≤ 25 → [20]; B·T·L·S³ = 20·6·3·8 = 2880
+    assert rep.notes == ["lag grid: default, 3 lags 1 … 3 (up to T/2 = 3)",
+                         "N grid: default, 1 budgets 20 … 20 (up to the 20 available sequences)",
+                         "exact envelope: computed (B·T·L·S³ = 2.88e+03 ≤ 5e+07)"]
+    assert rep.warnings == [ONLY20.format(T=6), NO_DECAY, NO_MASTER, "unreliable tail fits at 3 of 3 lags (1, 2, 3)"]
+    assert raised == [ONLY20.format(T=6)]
+    s = rep.settings
+    assert s["cell"] == repr(cell) and (s["T"], s["B"], s["D"], s["H"], s["n_out"]) == (6, 20, 1, 2, 1)
+    assert s["rates"].startswith("none given") and s["eta"] == 1.0
+    assert (s["K"], s["seed"], s["eps"], s["backend"]) == (1, 0, 20.0, "numpy")
+    assert (s["statistic"], s["conventions"], s["noise"], s["sources"]) == ("default", "default", "lag", {})
+    assert s["lags"].tolist() == [1, 2, 3] and s["n_grid"].tolist() == [20.0]
+    assert list(s) == ["cell", "T", "B", "D", "H", "n_out", "rates", "eta", "K", "seed", "eps", "statistic",
+                       "conventions", "noise", "backend", "lags", "n_grid", "sources"]
+    # the one pass: what it was handed
+    (a, k), = spies["envelope_and_matched"]
+    assert a[0] is cell and a[2] is x and a[3] is y and a[4] == 1.0 and a[5].tolist() == [1, 2, 3]
+    assert sorted(a[1]) == sorted(params)
+    assert k == {"n_directions": 1, "seed": 0, "statistic": "sequence", "backend": "numpy", "progress": False,
+                 "full_noise": True}
+    assert spies["envelope"] == [] and spies["matched_statistic"] == []
+    (a, k), = spies["timescales"]
+    assert a[0].tolist() == [1, 2, 3] and a[1] is rep.envelope.m and k == {}
+    # two nulls for the sequence statistic, each with the caller's eps, seed and conventions
+    (a1, k1), (a2, k2) = spies["detection_table"]
+    assert a1[0] is rep.matched.samples and a1[1].tolist() == [1, 2, 3] and a1[2] == [20]
+    assert k1 == {"eps": 20.0, "seed": 0, "conventions": "lwsim"}
+    assert a2[1].tolist() == [1, 2, 3] and a2[2] == [20] and a2[0].shape == (3, 20)
+    assert set(k2) == {"eps", "seed", "conventions", "noise", "noise_samples"}
+    assert (k2["eps"], k2["seed"], k2["conventions"], k2["noise"]) == (20.0, 0, "lwsim", "full")
+    assert k2["noise_samples"].shape[-1] == 20
+    assert list(rep.detection_nulls) == ["lag", "full"]
+    assert rep.detection is rep.detection_nulls["lag"]
+    assert rep.detection_nulls["lag"].noise == "lag" and rep.detection_nulls["full"].noise == "full"
+    (a, k), = spies["fit_decay"]
+    assert a[0].tolist() == [1, 2, 3] and a[1] is rep.envelope.f and k == {}
+    # the exact envelope on the same lags, rates, backend
+    (a, k), = spies["exact_envelope"]
+    assert a[0] is cell and a[2] is x and a[3] == 1.0 and a[4].tolist() == [1, 2, 3]
+    assert k == {"backend": "numpy", "progress": False}
+    assert rep.exact is not None and rep.exact.f.shape == (3,)
+    assert rep.timescales.tau.shape == (2,) and rep.matched.samples.shape == (3, 20)
+    assert rep.decay is None and rep.master is None
+
+
+def test_analyze_given_options_reach_every_step(spies):
+    """rates, K, seed, eps, lags, n_grid, noise, sources, exact given: no default notes, each passed on."""
+    cell, params = _gru()
+    rep, x, y, raised = _run(cell, params, rates=0.5, K=2, seed=3, eps=7, lags=[1, 2], n_grid=[20], noise="full",
+                             exact=False, sources={"weights": "w.safetensors"})
+    assert rep.notes == []
+    assert rep.warnings == [ONLY20.format(T=6), NO_DECAY.replace("only 2", "only 1"), NO_MASTER,
+                            "unreliable tail fits at 2 of 2 lags (1, 2)"]
+    assert raised == [ONLY20.format(T=6)]                       # n_grid 20 = B: no extrapolation warning
+    (a, k), = spies["envelope_and_matched"]
+    assert a[4] == 0.5 and a[5].tolist() == [1, 2]
+    assert k == {"n_directions": 2, "seed": 3, "statistic": "sequence", "backend": "numpy", "progress": False,
+                 "full_noise": True}
+    assert rep.matched.per_direction.shape == (2, 2, 20)
+    (_, k1), (_, k2) = spies["detection_table"]
+    assert k1 == {"eps": 7.0, "seed": 3, "conventions": "lwsim"} and (k2["eps"], k2["seed"]) == (7.0, 3)
+    assert rep.detection is rep.detection_nulls["full"] and rep.detection.noise == "full"
+    assert rep.detection.eps == 7.0 and rep.detection_nulls["lag"].eps == 7.0
+    assert spies["exact_envelope"] == [] and rep.exact is None
+    s = rep.settings
+    assert (s["rates"], s["eta"], s["K"], s["seed"], s["eps"], s["noise"]) == ("SGD, η = 0.5", 0.5, 2, 3, 7.0, "full")
+    assert s["sources"] == {"weights": "w.safetensors"} and s["lags"].tolist() == [1, 2]
+
+
+def test_analyze_exact_true_and_the_budget_boundary(spies, monkeypatch):
+    cell = lwsim.make_cell("lstm", 1, 1)                 # H = 1, state size S = 2H = 2
+    params = cell.init_params(seed=0)
+    rep, *_ = _run(cell, params, exact=True)
+    assert rep.exact is not None and not any(n.startswith("exact envelope") for n in rep.notes)
+    # B·T·L·S³ = 20·6·3·2³ = 2880: computed at a budget of exactly 2880 (≤), skipped at 2879
+    monkeypatch.setattr(core, "EXACT_BUDGET", 2880)
+    rep, *_ = _run(cell, params)
+    assert rep.notes[-1] == "exact envelope: computed (B·T·L·S³ = 2.88e+03 ≤ 2880)" and rep.exact is not None
+    monkeypatch.setattr(core, "EXACT_BUDGET", 2879)
+    n_exact = len(spies["exact_envelope"])
+    rep, *_ = _run(cell, params)
+    assert rep.notes[-1] == "exact envelope: skipped (B·T·L·S³ = 2.88e+03 > 2879)" and rep.exact is None
+    assert len(spies["exact_envelope"]) == n_exact
+
+
+def test_analyze_instantaneous_statistic(spies):
+    """B(T − ℓ) samples per lag: 100, 80, 60; the N grid up to 100 = 25·4^(k/9) rounded; one null."""
+    cell, params = _gru()
+    rep, *_, raised = _run(cell, params, statistic="instantaneous", exact=False)
+    assert rep.notes[1] == ("N grid: default, 10 budgets 25 … 100 (up to the 100 available samples per lag "
+                            "(at lag 1))")
+    assert rep.detection.n_grid.tolist() == [25, 29, 34, 40, 46, 54, 63, 73, 86, 100]
+    only = ("only 60 diagnostic samples: tail fits need >= 500 to be reliable (docs/statistics.md §3.2); "
+            "the affected lags are flagged in the report; x was read as (T, B, D) with T = 6 steps and "
+            "B = 20 sequences: if the arrays are batch-first (B, T, ·), pass --batch-first (or transpose x and y)")
+    assert raised == [only] and rep.warnings[0] == only
+    (_, k), = spies["envelope_and_matched"]
+    assert k["statistic"] == "instantaneous" and k["full_noise"] is False
+    assert list(rep.detection_nulls) == ["lag"] and len(spies["detection_table"]) == 1
+    assert rep.settings["statistic"] == "instantaneous"
+    # n_grid beyond the 100 samples at lag 1: extrapolation warning names samples per lag
+    rep, *_, raised = _run(cell, params, statistic="instantaneous", exact=False, n_grid=[50, 101])
+    assert raised[1] == ("n_grid: budgets up to N = 101 exceed the 100 available samples per lag (at lag 1); "
+                         "Ĥ_N at those N is extrapolated from the fitted α-stable law, not measured")
+
+
+def test_analyze_n_grid_beyond_the_sequences_warns():
+    cell, params = _gru()
+    rep, *_, raised = _run(cell, params, n_grid=[10, 21], exact=False)
+    ext = ("n_grid: budgets up to N = 21 exceed the 20 available sequences; Ĥ_N at those N is extrapolated "
+           "from the fitted α-stable law, not measured")
+    assert raised == [ONLY20.format(T=6), ext] and rep.warnings[:2] == [ONLY20.format(T=6), ext]
+    assert rep.notes == ["lag grid: default, 3 lags 1 … 3 (up to T/2 = 3)"]
+
+
+def test_analyze_500_sequences_are_reliable():
+    """B = 500 = RELIABLE_N: no 'only …' warning, every lag reliable, the N grid 25·20^(k/9)."""
+    cell, params = _gru()
+    rep, *_, raised = _run(cell, params, B=500, exact=False)
+    assert raised == [] and not any(w.startswith("only") or w.startswith("unreliable") for w in rep.warnings)
+    assert rep.detection.reliable.tolist() == [True, True, True]
+    assert rep.detection.n_grid.tolist() == [25, 35, 49, 68, 95, 132, 184, 257, 358, 500]
+    assert rep.notes[1] == "N grid: default, 10 budgets 25 … 500 (up to the 500 available sequences)"
+
+
+@pytest.mark.parametrize("b_iz, lags", [(-10.0, [1, 2, 3]), (-15.0, [1, 2])])
+def test_analyze_trims_the_lag_grid_to_the_signal(b_iz, lags):
+    """z ≈ σ(b): f(ℓ)/f(1) falls by ~σ(b) per lag; f > 1e−12·max f keeps lags 1…3 (b = −10), 1, 2 (−15)."""
+    cell, params = _gru(b_iz)
+    rep, *_ = _run(cell, params, T=10)
+    ell = lags[-1]
+    assert rep.notes[:2] == ["lag grid: default, 5 lags 1 … 5 (up to T/2 = 5)",
+                             f"lag grid trimmed to the longest lag with signal, ℓ = {ell} (f ≤ 1e-12·max f beyond)"]
+    assert rep.lags.tolist() == lags and rep.settings["lags"].tolist() == lags
+    assert rep.envelope.f.shape == (ell,) and rep.matched.samples.shape == (ell, 20)
+    assert rep.exact.f.shape == (ell,) and rep.envelope.m.shape == (ell, 2)
+    assert rep.envelope.f.min() > 1e-12 * rep.envelope.f.max()
+    # cost on the trimmed grid: 20·10·L·8
+    assert rep.notes[-1] == f"exact envelope: computed (B·T·L·S³ = {1600 * ell:.3g} ≤ 5e+07)"
+    assert rep.warnings[-1] == f"unreliable tail fits at {ell} of {ell} lags ({', '.join(map(str, lags))})"
+
+
+def test_analyze_no_signal_beyond_the_first_lag():
+    cell, params = _gru(-40.0)                        # f(2)/f(1) ≈ σ(−40) ≈ 4e−18
+    with pytest.raises(ValueError) as e:
+        _run(cell, params, T=10)
+    assert str(e.value) == "the envelope f(ℓ) has no signal beyond the first lag: nothing to analyse"
+
+
+def _with_f(monkeypatch, change):
+    real = dg.envelope_and_matched
+
+    def fake(*a, **k):
+        env, ms = real(*a, **k)
+        return dataclasses.replace(env, f=change(env.f.copy())), ms
+    monkeypatch.setattr(dg, "envelope_and_matched", fake)
+
+
+def test_analyze_nan_and_zero_f_count_as_no_signal(monkeypatch):
+    """A NaN f(ℓ) is no signal (NaN ignored by the max); all-zero f: no signal at all."""
+    cell, params = _gru()
+
+    def nan_last(f):
+        f[-1] = np.nan
+        return f
+    _with_f(monkeypatch, nan_last)
+    rep, *_ = _run(cell, params, T=8, exact=False)           # lags 1 … 4, f(4) NaN → trimmed to 3
+    assert rep.lags.tolist() == [1, 2, 3] and np.isfinite(rep.envelope.f).all()
+    assert "lag grid trimmed to the longest lag with signal, ℓ = 3 (f ≤ 1e-12·max f beyond)" in rep.notes
+    monkeypatch.undo()
+    _with_f(monkeypatch, lambda f: f * 0.0)
+    with pytest.raises(ValueError, match="no signal beyond the first lag"):
+        _run(cell, params, T=8, exact=False)
+
+
+def test_analyze_tiny_envelope_is_still_signal(monkeypatch):
+    """The floor is relative: f scaled by 1e−20 keeps every lag (1e−12 × max f, not 1e−12 / max f)."""
+    cell, params = _gru()
+    _with_f(monkeypatch, lambda f: f * 1e-20)
+    rep, *_ = _run(cell, params, T=8, exact=False)
+    assert rep.lags.tolist() == [1, 2, 3, 4] and not any("trimmed" in n for n in rep.notes)
+
+
+def test_analyze_unreliable_lags_listed_up_to_twelve():
+    cell, params = _gru()
+    rep, *_ = _run(cell, params, T=24, exact=False)          # 12 lags: all listed, no ellipsis
+    assert rep.warnings[-1] == ("unreliable tail fits at 12 of 12 lags "
+                                "(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)")
+    # the decay law fits on lags 2 … 12 (its window starts at 2): 11 ≥ min_points 8
+    assert rep.decay is not None and rep.decay.n == 11 and rep.decay.window == (2.0, 12.0)
+    rep, *_ = _run(cell, params, T=28, exact=False)          # 14 lags: the first 12, then …
+    assert rep.warnings[-1] == ("unreliable tail fits at 14 of 14 lags "
+                                "(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 …)")
+
+
+def test_analyze_master_on_the_detectable_lags(spies):
+    """N grid up to 1000: the lags needing more (N̂ = inf) are left out; the master check fits the rest."""
+    cell, params = _gru()
+    grid = np.round(np.geomspace(10, 1e12, 100))[:19]       # 10 … 1000
+    rep, *_ = _run(cell, params, T=24, n_grid=grid, exact=False)
+    finite = np.isfinite(rep.detection.n_hat)
+    assert 10 <= finite.sum() < 12                            # some lags undetectable, ≥ 10 left
+    assert rep.master is not None and rep.master.n == finite.sum()
+    (a, k), = spies["fit_master"]
+    assert [np.isfinite(v).all() for v in a] == [True, True, True] and [v.size for v in a] == [finite.sum()] * 3
+    assert a[2].tolist() == rep.envelope.f[finite].tolist() and k == {}
+    assert not any(w.startswith("master") for w in rep.warnings)
+
+
+def test_analyze_author_conventions_two_passes(spies):
+    """conventions "author": matched statistic first (with the author's conventions), then lwsim's envelope."""
+    cell = lwsim.make_cell("gru", 1, 2)
+    params = cell.init_params(seed=0, scheme="torch")
+    rep, x, y, _ = _run(cell, params, conventions="author", K=2, seed=5, exact=False)
+    assert spies["envelope_and_matched"] == []
+    (a, k), = spies["matched_statistic"]
+    assert a[0] is cell and a[2] is x and a[3] is y and a[4] == 1.0 and a[5].tolist() == [1, 2, 3]
+    assert k == {"conventions": "author", "n_directions": 2, "seed": 5, "statistic": "sequence",
+                 "backend": "numpy", "progress": False, "full_noise": True}
+    (a, k), = spies["envelope"]
+    assert a[0] is cell and a[2] is x and a[3] == 1.0 and a[4].tolist() == [1, 2, 3]
+    assert k == {"backend": "numpy", "progress": False}
+    assert rep.settings["conventions"] == "author" and rep.envelope.conventions == "lwsim"
+    assert all(k["conventions"] == "author" for _, k in spies["detection_table"])
+
+
+@pytest.mark.parametrize("T, B, kw, exc, msg", [
+    (6, 19, {}, ValueError, "x has 19 sequences; the tail fit needs at least 20 (and 500 to be reliable, "
+                            "docs/statistics.md §3.2)"),
+    (2, 20, {}, ValueError, "x has T = 2 steps; the envelope needs lags 1 … T−1 with T ≥ 3"),
+    (6, 20, {"exact": 1}, TypeError, "exact must be None (auto), True or False, got 1"),
+    (6, 20, {"statistic": "Sequence"}, ValueError, "statistic must be 'sequence' or 'instantaneous', got 'Sequence'"),
+    (6, 20, {"noise": "Full"}, ValueError, "noise must be 'lag' or 'full', got 'Full'"),
+    (6, 20, {"noise": "full", "statistic": "instantaneous"}, ValueError,
+     "noise='full' needs statistic 'sequence' (the whole update is per sequence)"),
+])
+def test_analyze_refusals(spies, T, B, kw, exc, msg):
+    cell, params = _gru()
+    with pytest.raises(exc) as e:
+        _run(cell, params, T=T, B=B, **kw)
+    assert str(e.value) == msg
+    assert spies["envelope_and_matched"] == []
+
+
+def test_analyze_smallest_accepted_T_and_conventions_spelled_out():
+    """T = 3: one lag; conventions "lwsim" given is shown as given, noise "lag" given too."""
+    cell, params = _gru()
+    rep, *_ = _run(cell, params, T=3, conventions="lwsim", statistic="sequence", noise="lag", lags=[1, 2],
+                   exact=False)
+    assert rep.lags.tolist() == [1, 2]
+    assert (rep.settings["conventions"], rep.settings["statistic"]) == ("lwsim", "sequence")
