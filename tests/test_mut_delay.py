@@ -57,9 +57,9 @@ class _Fakes:
     """Stand-ins for the logistic baselines and the bootstrap that record their arguments: the
     baseline scores are fixed functions of the design's columns, the intervals fixed numbers."""
 
-    def __init__(self, lo_best=0.85, lo_base=0.81):
+    def __init__(self, lo_best=0.85, lo_base=0.81, other=(0.2, 0.95), hi_best=0.99):
         self.calls, self.boot = [], None
-        self.lo_best, self.lo_base = lo_best, lo_base
+        self.lo_best, self.lo_base, self.other, self.hi_best = lo_best, lo_base, other, hi_best
 
     def cv(self, X, y, groups):
         self.calls.append((np.array(X), np.array(y), np.array(groups)))
@@ -72,9 +72,9 @@ class _Fakes:
 
     def bootstrap(self, scores, y, blocks, n_boot=1000):
         self.boot = (list(scores), np.array(y), np.array(blocks), n_boot)
-        out = {k: (0.2, 0.95) for k in scores}
+        out = {k: self.other for k in scores}
         out["logN_logl"], out["logN_logl_cell"] = (self.lo_base, 0.97), (0.71, 0.93)
-        out["lag/init"] = (self.lo_best, 0.99)
+        out["lag/init"] = (self.lo_best, self.hi_best)
         out["lag/init+base"] = (float("nan"), 0.98)
         return out
 
@@ -370,3 +370,96 @@ def test_diagnostic_asks_both_nulls_at_the_task_lag(monkeypatch):
         monkeypatch.setattr(dl, "a_windows", None)
         monkeypatch.setattr(dl, "init_windows", fake)
         assert dl.diagnostic("cell", "p", 0.5, ds, {"delay": 7.0, "n_diag": 9}, shared=True) == out
+
+
+# ------------------------------------------------------------------------------- figure A16
+def test_fig_a16_panels_by_hand(monkeypatch):
+    """gru with both seeds, lstm with seed 1 only (12 runs); fake baselines and intervals (above)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from lwsim.figures.style import color
+    f = _Fakes(lo_best=0.9, other=(0.0, 1.0), hi_best=1.0)
+    monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
+    monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
+    rows = [r for r in _rows() if not (r["cell"] == "lstm" and r["seed"] == 2)]
+    res = [({"cell": r["cell"], "seed": r["seed"]}, r) for r in rows]
+    fig, data = dl.fig_a16({"a_delay": res})
+    try:
+        assert data["delays"] == [2, 8] and data["budgets"] == [10, 100] and len(data["rows"]) == 12
+        assert data["dynamic_range"] == {"gru": {"unlearned_at_max_N": [8], "learned_at_min_N": [2]},
+                                         "lstm": {"unlearned_at_max_N": [8], "learned_at_min_N": []}}
+        # baselines (fakes): −log ℓ*: 4 learned at ℓ* 2 against 2 unlearned at ℓ* 2 and 6 at ℓ* 8 → 28/32;
+        # −log ℓ* + log N: 28/32 too; lag/init's AUC 1 with its low end 0.9 > 0.875: reproduced
+        assert data["score"]["baselines"]["logN_logl"][0] == 0.875 and data["score"]["verdict"] == "reproduced"
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(axes) == 3
+        # learned fraction over seeds, rows N = 10, 100 × columns ℓ* = 2, 8
+        want_m = {"gru": [[0.5, 0.0], [1.0, 0.0]], "lstm": [[0.0, 0.0], [1.0, 0.0]]}
+        # the boundary N* = N: seed-and-N geometric mean of N* at each ℓ*, at log10(N*/10) on the N axis
+        # (N = 10 → 0, N = 100 → 1); N* = ∞ (full) is clipped to 1e12, beyond N = 100 → 1.5
+        want_y = {"gru": {"lag/init": [0.25 * np.log10(125000) - 1, 0.5],        # N* 5, 50, 10, 50 | 10, 100, 10, 100
+                          "lag/final": [0.25 * np.log10(500000) - 1, 0.25 * np.log10(62500) - 1]},
+                  "lstm": {"lag/init": [0.5 * np.log10(500) - 1, 0.5], "lag/final": [0.5 * np.log10(500) - 1,
+                                                                                     0.5 * np.log10(250) - 1]}}
+        for ax, cl in zip(axes[:2], ("gru", "lstm")):
+            mesh = ax.collections[0]
+            np.testing.assert_array_equal(np.asarray(mesh.get_array()).reshape(2, 2), want_m[cl])
+            assert mesh.get_clim() == (0, 1) and mesh.get_cmap().name == "Greens"
+            np.testing.assert_array_equal(mesh.get_coordinates()[0, :, 0], [-0.5, 0.5, 1.5])
+            np.testing.assert_array_equal(mesh.get_coordinates()[:, 0, 1], [-0.5, 0.5, 1.5])
+            lines = ax.get_lines()
+            assert [ln.get_label() for ln in lines] == ["N* = N, lag/init", "N* = N, lag/final", "N* = N, full/init",
+                                                        "N* = N, full/final"]
+            assert [(to_hex(ln.get_color()), ln.get_linestyle(), ln.get_linewidth()) for ln in lines] == [
+                (to_hex("C0"), ":", 1.2), (to_hex("C0"), "-", 1.2), (to_hex("C3"), ":", 1.2), (to_hex("C3"), "-", 1.2)]
+            for ln in lines:
+                np.testing.assert_array_equal(ln.get_xdata(), [0, 1])
+            np.testing.assert_allclose(lines[0].get_ydata(), want_y[cl]["lag/init"], rtol=1e-12)
+            np.testing.assert_allclose(lines[1].get_ydata(), want_y[cl]["lag/final"], rtol=1e-12)
+            np.testing.assert_array_equal(lines[2].get_ydata(), [1.5, 1.5])
+            np.testing.assert_array_equal(lines[3].get_ydata(), [1.5, 1.5])
+            assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "8"] and list(ax.get_xticks()) == [0, 1]
+            assert [t.get_text() for t in ax.get_yticklabels()] == ["10", "100"] and list(ax.get_yticks()) == [0, 1]
+            assert ax.get_xlabel() == "ℓ*" and ax.get_title() == cl
+            assert to_hex(ax.title.get_color()) == to_hex(color(cl))
+        assert axes[0].get_ylabel() == "N (training sequences)" and axes[1].get_ylabel() == ""
+        leg = axes[0].get_legend()
+        assert [t.get_text() for t in leg.get_texts()] == ["N* = N, lag/init", "N* = N, lag/final",
+                                                            "N* = N, full/init", "N* = N, full/final"]
+        assert leg._loc == 2 and leg.get_texts()[0].get_fontsize() == 6 and axes[1].get_legend() is None
+        # last panel: each AUC with its interval, lag in C0 and full in C3, then the two baselines
+        ax = axes[2]
+        aucs = [1.0, 18 / 32, 0.0, 0.5, 0.5, 0.5]     # lag/early: 3 + 1 learned, 5 + 3 unlearned: U = 9 + 7.5 + 1.5
+        lims = [(0.9, 1.0)] + [(0.0, 1.0)] * 5
+        assert len(ax.containers) == 6
+        for i, (c, a, (lo, hi)) in enumerate(zip(ax.containers, aucs, lims)):
+            line, _, (bars,) = c
+            assert list(line.get_xdata()) == [i] and line.get_ydata()[0] == pytest.approx(a)
+            assert line.get_marker() == "o" and line.get_linestyle() == "None"
+            assert to_hex(line.get_color()) == to_hex("C0" if i < 3 else "C3")
+            np.testing.assert_allclose(bars.get_segments()[0], [[i, lo], [i, hi]], atol=1e-12)
+        base = [ln for ln in ax.get_lines() if ln.get_label() in ("logN_logl", "logN_logl_cell")]
+        assert [(ln.get_label(), list(ln.get_ydata()), ln.get_linestyle(), to_hex(ln.get_color()), ln.get_linewidth())
+                for ln in base] == [("logN_logl", [0.875, 0.875], "--", "#000000", 1.0),
+                                    ("logN_logl_cell", [0.875, 0.875], "-.", "#000000", 1.0)]
+        assert [t.get_text() for t in ax.get_xticklabels()] == KEYS and list(ax.get_xticks()) == list(range(6))
+        assert ax.get_xticklabels()[0].get_rotation() == 60 and ax.get_xticklabels()[0].get_fontsize() == 7
+        assert ax.get_ylabel() == "AUC of −log(N*/N)" and ax.get_title() == "finding 10: reproduced"
+        leg = ax.get_legend()
+        assert [t.get_text() for t in leg.get_texts()] == ["logN_logl", "logN_logl_cell"]
+        assert leg.get_texts()[0].get_fontsize() == 6
+    finally:
+        plt.close(fig)
+
+
+def test_fig_a16_one_class_only_draws_no_aucs_or_baselines(fakes):
+    import matplotlib.pyplot as plt
+    rows = [dict(r, learned=True) for r in _rows()]
+    fig, data = dl.fig_a16({"a_delay": [({"cell": r["cell"], "seed": r["seed"]}, r) for r in rows]})
+    try:
+        ax = [a for a in fig.axes if a.get_visible()][-1]
+        assert ax.containers == [] and ax.get_lines() == [] and ax.get_legend() is None
+        assert ax.get_title() == "finding 10: inconclusive"
+    finally:
+        plt.close(fig)
