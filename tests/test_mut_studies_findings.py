@@ -477,7 +477,10 @@ def test_tables_and_mean():
     assert list(nl.h_last_table(R)["lag"]) == ["gru", "lstm"]
     assert nl.growth_table(R)["snr"] == {"gru": [0.0, 1.0], "lstm": [1.0]}             # last − middle
     assert nl._mean([1.0, None, float("nan"), 3.0]) == 2.0
-    assert np.isnan(nl._mean([None, float("inf")])) and np.isnan(nl._mean([]))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no "mean of empty slice" warning: NaN directly
+        assert np.isnan(nl._mean([None, float("inf")])) and np.isnan(nl._mean([]))
 
 
 class _Fig:
@@ -498,7 +501,7 @@ class _Ax:
 
 def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
     R = _results()
-    built, saved, closed = [], [], []
+    built, saved, closed, saved_data = [], [], [], []
 
     def builder(fid):
         def build(view):
@@ -508,7 +511,8 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
         return build
     figures = {fid: builder(fid) for fid in ("A1", "A4", "A5", "A6", "A7", "A14", "A2")}
     monkeypatch.setattr(nl, "save_figure", lambda fig, data, name, out, figure_id=None:
-                        saved.append((name, out, figure_id, fig.axes[0].get_title(), fig.axes[1].get_title())))
+                        saved.append((name, out, figure_id, fig.axes[0].get_title(), fig.axes[1].get_title()))
+                        or saved_data.append((data["fid"], data["fig"] is fig)))
     monkeypatch.setattr(nl.plt, "close", lambda fig: closed.append(fig.axes[0].get_title()))
 
     def fake_findings(data):
@@ -529,6 +533,7 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
                      ("A1_author", "OUT", "A1", "title A1 [author null]", "second"),
                      ("A14_author", "OUT", "A14", "title A14 [author null]", "second")]
     assert closed == ["title A1", "title A14", "title A1", "title A14"]
+    assert saved_data == [("A1", True), ("A14", True)] * 2             # each figure with its own data
     assert rendered == {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}       # not modified
     saved.clear(), closed.clear()
     nl.findings_by_variant(R, rendered, figures)                                      # out None: nothing saved
