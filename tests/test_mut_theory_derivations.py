@@ -1,0 +1,171 @@
+"""Mutation tests for theory/derivations.py (issue 32, docs/testing.md): the compact-Jacobian pieces on
+hand-computed cases, the checker's sensitivity, the page's format on hand-made items, and every
+derived result's text against the committed, reviewed docs/derivations.md (without re-running the
+13 slow compact-Jacobian comparisons: those are pinned by their own tests here and in test_docs)."""
+from __future__ import annotations
+
+import math
+import pathlib
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from theory import derivations as D
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _num(m):
+    return np.array(sp.Matrix(m).evalf(), dtype=float)
+
+
+def test_derivative_helpers_by_hand():
+    a, b = sp.symbols("a b")
+    assert D._dsig(sp.Matrix([a, b])) == sp.Matrix([a * (1 - a), b * (1 - b)])
+    assert D._dsig(sp.Matrix([sp.Rational(1, 4)])) == sp.Matrix([sp.Rational(3, 16)])
+    assert D._dtanh(sp.Matrix([a, sp.Rational(1, 2)])) == sp.Matrix([1 - a**2, sp.Rational(3, 4)])
+    assert D._diag(sp.Matrix([a, b])) == sp.Matrix([[a, 0], [0, b]])
+
+
+def test_ln_jacobian_by_hand():
+    # a = (1, −1): mean 0, var 1, σ_a = √(1 + 10⁻⁵), â = a/σ_a; J = diag(γ)(I − 11ᵀ/2 − ââᵀ/2)/σ_a
+    J = _num(D._ln_jacobian(sp.Matrix([1, -1]), sp.Matrix([2, 3])))
+    sd2 = 1 + 1e-5
+    d = (0.5 - 0.5 / sd2) / math.sqrt(sd2)                   # diagonal of the bracket / σ_a
+    np.testing.assert_allclose(J, [[2 * d, -2 * d], [-3 * d, 3 * d]], rtol=1e-9)  # d: cancellation
+    # a = (3, 1, 2): mean 2, var 2/3
+    J = _num(D._ln_jacobian(sp.Matrix([3, 1, 2]), sp.Matrix([1, 1, 1])))
+    sd = math.sqrt(2 / 3 + 1e-5)
+    ah = np.array([1.0, -1.0, 0.0]) / sd
+    np.testing.assert_allclose(J, (np.eye(3) - 1 / 3 - np.outer(ah, ah) / 3) / sd, rtol=1e-12)
+
+
+def test_configs_by_hand():
+    assert list(D._configs()) == [
+        ("rnn", "cho", False), ("rnn", "cho", True), ("constgate", "cho", False),
+        ("constgate", "cho", True), ("sharedgate", "cho", False), ("sharedgate", "cho", True),
+        ("diaggate", "cho", False), ("diaggate", "cho", True), ("gru", "cho", False),
+        ("gru", "cho", True), ("gru", "torch", False), ("lstm", "cho", False), ("lstm", "cho", True)]
+
+
+def test_compact_jacobian_rnn_and_constgate_by_hand():
+    """H = D = 1 without bias-free tricks: rnn J = tanh′(a) W_h, constant gate (1 − s) + s·J."""
+    m = D._cells.update_map("rnn", H=1, D=1)
+    P = m.syms.params
+    pt = {m.syms.h[0]: 0.3, m.syms.x[0]: -0.2, P["W_h"][0, 0]: 0.7, P["W_x"][0, 0]: 0.4,
+          P["b_x"][0]: 0.1}
+    a = 0.7 * 0.3 + 0.4 * -0.2 + 0.1
+    rnn = 0.7 * (1 - math.tanh(a) ** 2)
+    assert _num(D.compact_jacobian("rnn", H=1, D=1).xreplace(pt))[0, 0] == pytest.approx(rnn, rel=1e-12)
+    Jc = D.compact_jacobian("constgate", H=1, D=1, s=0.25)
+    assert _num(Jc.xreplace(pt))[0, 0] == pytest.approx(0.75 + 0.25 * rnn, rel=1e-12)
+    assert D.compact_jacobian("rnn").shape == (2, 2)          # H = 2 by default
+    assert D.compact_jacobian("lstm", H=1).shape == (2, 2)    # state (h, c)
+    assert D.compact_jacobian("gru", "torch", H=3).shape == (3, 3)
+    # D enters through the input weights
+    assert any("W_x[0,1]" in str(v) for v in D.compact_jacobian("rnn", H=1, D=2).free_symbols)
+
+
+def test_check_compact_jacobians_counts_and_defaults(monkeypatch):
+    seeds, draws = [], []
+    real = np.random.default_rng
+
+    class Rng:
+        def __init__(self, seed):
+            seeds.append(seed)
+            self.g = real(seed)
+
+        def uniform(self, lo, hi, n):
+            draws.append((lo, hi, n))
+            return self.g.uniform(lo, hi, n)
+
+    monkeypatch.setattr(D.np.random, "default_rng", Rng)
+    monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", False)]))
+    assert D.check_compact_jacobians() == 1
+    # rnn, H = 2, D = 1: h (2) + x (1) + W_x (2) + b_x (2) + W_h (4) = 11 arguments, 3 points
+    assert seeds == [0] and draws == [(-1.0, 1.0, 11)] * 3
+
+
+def test_check_compact_jacobians_is_strict(monkeypatch):
+    """A relative error of 10⁻⁶ in one compact Jacobian is caught, with its name in the message."""
+    real = D.compact_jacobian
+    monkeypatch.setattr(D, "compact_jacobian",
+                        lambda cell, conv="cho", ln=False, **kw:
+                        real(cell, conv, ln, **kw) * (1 + sp.Rational(1, 10**6) * (1 if cell == "gru" else 0)))
+    monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", False), ("gru", "torch", False)]))
+    with pytest.raises(AssertionError) as e:
+        D.check_compact_jacobians(n_points=1)
+    assert str(e.value).startswith("compact Jacobian of gru (torch, layernorm=False) differs from "
+                                   "the derived one by ")
+    assert 0 < float(str(e.value).rsplit(" ", 1)[1]) < 1e-5
+
+
+def test_check_compact_jacobians_draws_ln_gains_around_one(monkeypatch):
+    """The LN gains are drawn in [0.5, 1.5] (away from 0): an LN term that is wrong only for γ > 1
+    is caught (seed 0 draws such a γ), while the other arguments stay in [−1, 1]."""
+    real = D.compact_jacobian
+
+    def capped(cell, conv="cho", ln=False, **kw):
+        J = real(cell, conv, ln, **kw)
+        m = D._cells.update_map(cell, layernorm=ln)
+        return J.xreplace({g: sp.Min(g, 1) for g in m.syms.params["ln_gamma"]})
+    monkeypatch.setattr(D, "compact_jacobian", capped)
+    monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", True)]))
+    with pytest.raises(AssertionError, match=r"rnn \(cho, layernorm=True\)"):
+        D.check_compact_jacobians(n_points=1)
+
+
+def test_collected_by_hand():
+    x, y, s = sp.symbols("x y s")
+    e = D._collected(3 * x * s + y * s + x + 2 * x * s**2, [x, y])   # x (1 + 3s + 2s²) + y s
+    assert set(e.args) == {x * (s + 1) * (2 * s + 1), s * y}
+    assert sp.expand(e - (3 * x * s + y * s + x + 2 * x * s**2)) == 0
+
+
+# ------------------------------------------------------------------ the page
+def test_markdown_format_by_hand(monkeypatch):
+    monkeypatch.setattr(D, "check_compact_jacobians", lambda: 7)
+    items = [D.Derivation("cells", "one", "a = b", "none", ("t::x", "t::y")),
+             D.Derivation("cells", "two", "c", "", ()),
+             D.Derivation("stable", "three", "d", "x", ("t::z",))]
+    text = D.markdown(items)
+    head, intro = D._HEADINGS["cells"]
+    shead, sintro = D._HEADINGS["stable"]
+    assert text == "\n".join([
+        "# Derivations (generated)", "",
+        "<!-- Generated by `python -m theory`; do not edit. tests/test_docs.py fails when this file "
+        "is stale. -->", "",
+        "Every closed form that the SymPy package `theory` derives, in compact notation, with the "
+        "assumptions it rests on and the tests that hold it against lwsim's code or simulations. How "
+        "each module derives its results: [theory.md](theory.md).", "",
+        "The compact Jacobians of §1 were compared with SymPy's derivative for 7 cell configurations "
+        "while this page was generated.", "",
+        f"## {head}", "", intro, "",
+        "**one**", "", "$$", "a = b", "$$", "", "*Assumptions:* none.", "",
+        "*Checked by:* `t::x`, `t::y`.", "",
+        "**two**", "", "$$", "c", "$$", "",
+        f"## {shead}", "", sintro, "",
+        "**three**", "", "$$", "d", "$$", "", "*Assumptions:* x.", "", "*Checked by:* `t::z`."]) + "\n"
+    assert head.startswith("1. Cells") and shead.startswith("3. Heavy tails")
+
+
+def test_every_result_matches_the_committed_page(monkeypatch):
+    """docs/derivations.md is the reviewed text of every result (regenerated by `python -m theory`,
+    checked by test_docs); here it pins each Derivation's section, title, LaTeX, assumptions and
+    tests, without the slow compact-Jacobian comparison."""
+    monkeypatch.setattr(D, "check_compact_jacobians", lambda: 13)
+    items = D.derivations()
+    assert [d.section for d in items] == ["cells"] * 17 + ["expansion"] * 13 + ["stable"] * 4 + ["scaling"] * 7
+    assert all(type(d.tests) is tuple for d in items)
+    committed = (ROOT / "docs" / "derivations.md").read_text(encoding="utf-8")
+    assert D.markdown() == committed
+
+
+def test_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(D, "markdown", lambda items=None: "# page\n")
+    out = D.write(tmp_path / "d.md")
+    assert out == tmp_path / "d.md" and out.read_text(encoding="utf-8") == "# page\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md"]
+    assert D.write(str(tmp_path / "e.md")) == tmp_path / "e.md"
+    assert D.DOCS_PATH == ROOT / "docs" / "derivations.md"

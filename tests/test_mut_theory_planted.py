@@ -1,0 +1,368 @@
+"""Mutation tests for theory/planted.py (issue 32, docs/testing.md): the planted-model checker's pieces
+pinned on hand-computed cases.
+
+Hand cases use α = 2 (κ = α/(α − 1) = 2) and the power law f(ℓ) = C ℓ^{−β}, where every closed form
+is elementary: N(ℓ) = (A ℓ^β / C)^κ, H_N = N^{1/(βκ)} (C/A)^{1/β}, A = εσ/c (docs/theory.md §4.4).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lwsim import stats
+from theory import planted as P
+
+LAGS40 = np.arange(2, 42, dtype=float)          # lag_lo = 3, lag_hi = 0.8·41 = 32.8
+
+
+# ------------------------------------------------------------------ parameters and envelopes
+def test_law_and_params():
+    with pytest.raises(ValueError) as e:
+        P._law("cubic")
+    assert str(e.value) == "law must be one of ('exponential', 'power', 'logarithmic'), got 'cubic'"
+    assert P._param("exponential", None) == ("lam", 0.08)
+    assert P._param("power", None) == ("beta", 1.0)
+    assert P._param("logarithmic", None) == ("gamma", 1.0)
+    assert P._param("power", {"beta": 2.5, "C": 3.0}) == ("beta", 2.5)
+    assert P._param("power", {"C": 3.0}) == ("beta", 1.0)          # the law's default
+    assert P._param("logarithmic", {}) == ("gamma", 1.0)
+    name, p = P._param("power", 2)
+    assert (name, p) == ("beta", 2.0) and type(p) is float
+    assert type(P._param("power", {"beta": 3})[1]) is float
+    assert type(P._param("power", None)[1]) is float
+    with pytest.raises(ValueError) as e:
+        P._param("power", {"lam": 0.1, "C": 1.0})
+    assert str(e.value) == "params for 'power' take 'beta' (and 'C'), got ['C', 'lam']"
+    with pytest.raises(ValueError, match="law must be one of"):
+        P._param("cubic", None)
+    assert P._C({"C": 2.5}) == 2.5 and type(P._C({"C": 2})) is float
+    assert P._C({"beta": 2.0}) == 1.0 and P._C(0.3) == 1.0 and P._C(None) == 1.0
+
+
+def test_envelope_by_hand():
+    np.testing.assert_allclose(P.envelope("exponential", [0.0, 2.0], {"lam": 0.5, "C": 2.0}),
+                               [2.0, 2.0 * math.exp(-1.0)], rtol=1e-15)
+    np.testing.assert_allclose(P.envelope("exponential", [10.0]), [math.exp(-0.8)], rtol=1e-15)
+    np.testing.assert_allclose(P.envelope("power", [2, 4]), [0.5, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(P.envelope("power", [2.0, 4.0], 2.0), [0.25, 0.0625], rtol=1e-15)
+    np.testing.assert_allclose(P.envelope("logarithmic", [math.e, math.e ** 2], {"gamma": 1.0, "C": 3.0}),
+                               [3.0, 1.5], rtol=1e-15)
+    f = P.envelope("power", 4.0)
+    assert f.shape == () and f == 0.25
+    assert P.envelope("power", [2, 4]).dtype == np.float64
+    P.envelope("logarithmic", [1.0 + 1e-9])                  # just above 1 is fine
+    with pytest.raises(ValueError) as e:
+        P.envelope("logarithmic", [1.0, 2.0])
+    assert str(e.value) == "the logarithmic law needs lags > 1"
+
+
+def test_planted_samples_are_signal_plus_lwsim_noise():
+    X = P.planted_samples("power", {"beta": 1.0, "C": 2.0}, 1.5, 0.5, 3.0, [2.0, 4.0], 5.0, seed=7)
+    noise = stats.sample_sas(1.5, 0.5, size=(2, 5), seed=7)
+    np.testing.assert_allclose(X - np.array([[3.0], [1.5]]), noise, rtol=0, atol=1e-12)
+    X0 = P.planted_samples("power", None, 2.0, 1.0, 1.0, [2.0], 3)
+    np.testing.assert_allclose(X0 - 0.5, stats.sample_sas(2.0, 1.0, size=(1, 3), seed=0), atol=1e-12)
+
+
+# ------------------------------------------------------------------ grid
+def test_edges_by_hand():
+    assert P._edges(LAGS40) == (3.0, pytest.approx(32.8))
+    assert P._edges([10.0, 6.0, 5.0]) == (6.0, 8.0)          # sorted; lags[0] ≥ 3: the 2nd lag
+    assert P._edges([3.0, 4.0, 10.0]) == (4.0, 8.0)          # 3 is not above lags[0] = 3
+    assert P._edges([1.0, 3.0]) == (3.0, 4.0)                # 3 = the last lag is allowed; lo + 1
+    assert P._edges([1.0, 2.0]) == (2.0, 3.0)                # 3 beyond the last lag
+    assert P._edges([5.0]) == (5.0, 6.0)                     # one lag
+
+
+def test_choose_grid_centred_by_hand():
+    # κ = 2, f = 1/ℓ: span = (32.8/3)², n_lo = span^{−1/2} = 3/32.8, c = εσ/(f_lo n_lo^{1/2}), A = εσ/c
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000)
+    assert g.lag_lo == 3.0 and g.lag_hi == pytest.approx(32.8)
+    assert g.c == pytest.approx(600.0 / math.sqrt(3 / 32.8), rel=1e-12)
+    assert g.n_cap == pytest.approx(80_000.0, rel=1e-12)      # 2·10⁴ (200/100)²
+    assert g.n_grid.size == 60 and g.edge_ok is True
+    assert g.n_grid[0] == pytest.approx(3 / 32.8, rel=1e-12)
+    assert g.n_grid[-1] == pytest.approx(32.8 / 3, rel=1e-12)
+    np.testing.assert_allclose(np.diff(np.log(g.n_grid)), np.log(32.8 ** 2 / 9) / 59, rtol=1e-9)
+    assert g.margin_top == pytest.approx(200.0 * math.sqrt(20_000 * 3 / 32.8), rel=1e-12)
+    assert type(g.c) is float and type(g.margin_top) is float
+    # σ only scales the gain
+    assert P.choose_grid("power", None, 2.0, 2.0, 200.0, LAGS40, 20_000).c == pytest.approx(2 * g.c)
+
+
+def test_choose_grid_start_and_lags_by_hand():
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, anchor="start", n_points=5.0)
+    assert g.c == pytest.approx(600.0, rel=1e-12)             # n_lo = 1: c = εσ/f_lo
+    np.testing.assert_allclose(g.n_grid, np.geomspace(1.0, (32.8 / 3) ** 2, 5), rtol=1e-12)
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=600.0, lag_lo=4, lag_hi=20)
+    assert (g.lag_lo, g.lag_hi, g.c) == (4.0, 20.0, 600.0)
+    assert g.n_grid[0] == pytest.approx(16 / 9) and g.n_grid[-1] == pytest.approx(400 / 9)
+    # the margin: n_cap = n (ε/margin)^κ
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=600.0, margin=50.0)
+    assert g.n_cap == pytest.approx(320_000.0)
+    # C enters N(ℓ) = (A ℓ^β/C)^κ: C = 2 halves A ℓ, the budgets drop by 4
+    g = P.choose_grid("power", {"C": 2.0}, 2.0, 1.0, 200.0, LAGS40, 20_000, c=600.0)
+    assert g.n_grid[0] == pytest.approx(0.25) and g.n_grid[-1] == pytest.approx(32.8 ** 2 / 36)
+    with pytest.raises(ValueError) as e:
+        P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, anchor="middle")
+    assert str(e.value) == "anchor must be 'center' or 'start', got 'middle'"
+
+
+def test_choose_grid_cap_by_hand():
+    # n_samples = 1: n_cap = 4 < span^{1/2}: the centred grid is moved down to end at the cap
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 1)
+    assert g.n_cap == pytest.approx(4.0)
+    assert g.n_grid[-1] == pytest.approx(4.0) and g.n_grid[0] == pytest.approx(4 * 9 / 32.8 ** 2)
+    assert g.edge_ok is True and g.margin_top == pytest.approx(100.0)
+    # a given gain with N(lag_hi) = 1.5 n_cap: cut at the cap
+    A = math.sqrt(120_000.0) / 32.8
+    g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=200.0 / A)
+    assert g.edge_ok is False and g.n_grid[-1] == pytest.approx(80_000.0)
+    assert g.margin_top == pytest.approx(200.0 * math.sqrt(20_000 / 80_000))
+    # A = 1000/3: N(3) = 10⁶ above the cap
+    with pytest.raises(ValueError) as e:
+        P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=0.6)
+    assert str(e.value) == ("no N grid: the sample-mean noise cap N_cap = 8e+04 is below "
+                            "N(lag_lo) = 1e+06; raise c, eps or n_samples")
+    # top exactly at N(lag_lo): no grid either
+    with pytest.raises(ValueError, match="no N grid"):
+        P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=600.0, lag_lo=5, lag_hi=5)
+
+
+# ------------------------------------------------------------------ theory
+def test_theory_window_by_hand():
+    # κ = 2, β = 1, A = εσ/c = 2: H = N^{1/2}/2; C = 4: H = 2 N^{1/2}
+    np.testing.assert_allclose(P.theory_window("power", [4.0, 16.0], 2.0, 1.0, 1.0, 2.0), [1.0, 2.0])
+    np.testing.assert_allclose(P.theory_window("power", [4.0, 16.0], 2.0, 1.0, 1.0, 2.0, {"C": 4.0}),
+                               [4.0, 8.0])
+    np.testing.assert_allclose(P.theory_window("power", [4.0], 2.0, 2.0, 4.0, 2.0), [2.0])  # A = 1
+    np.testing.assert_allclose(P.theory_window("power", [16.0], 2.0, 1.0, 1.0, 2.0,
+                                               kappa_of=lambda a: 4.0), [1.0])
+    # exponential: H = (log(C/A) + log N/κ)/λ, A = 1, κ = 2, λ = 0.5
+    np.testing.assert_allclose(P.theory_window("exponential", [math.e ** 2], 2.0, 1.0, 1.0, 1.0, 0.5),
+                               [2.0])
+    h = P.theory_window("power", 16.0, 2.0, 1.0, 1.0, 2.0)
+    assert np.shape(h) == () and h == pytest.approx(2.0)
+
+
+def test_theory_band_by_hand():
+    # d_A = 0.5: A ∈ {1, 2, 3}, H = 2/A at N = 4
+    lo, hi = P.theory_band("power", [4.0], 2.0, 1.0, 1.0, 2.0, None, d_alpha=0.0, d_A=0.5)
+    np.testing.assert_allclose([lo[0], hi[0]], [2 / 3, 2.0])
+    # κ = α: α' ∈ {1.5 − 0.5 (left out: ≤ 1), 1.5, 2}; H = 16^{1/κ}
+    lo, hi = P.theory_band("power", [16.0], 1.5, 1.0, 1.0, 1.0, None, d_alpha=0.5, d_A=0.0,
+                           kappa_of=lambda a: a)
+    np.testing.assert_allclose([lo[0], hi[0]], [4.0, 16 ** (2 / 3)])
+    # α + d_alpha capped at 2: α' ∈ {1.3, 1.8, 2}
+    lo, hi = P.theory_band("power", [16.0], 1.8, 1.0, 1.0, 1.0, None, d_alpha=0.5, d_A=0.0,
+                           kappa_of=lambda a: a)
+    np.testing.assert_allclose([lo[0], hi[0]], [4.0, 16 ** (1 / 1.3)])
+    # the defaults: α ± 0.03, A(1 ± 5 %)
+    k = lambda a: a / (a - 1)  # noqa: E731
+    lo, hi = P.theory_band("power", [16.0], 1.5, 1.0, 1.0, 1.0)
+    np.testing.assert_allclose([lo[0], hi[0]], [16 ** (1 / k(1.47)) / 1.05, 16 ** (1 / k(1.53)) / 0.95])
+    # a NaN window (N < 0) is −inf at both ends
+    lo, hi = P.theory_band("power", [-1.0], 2.0, 1.0, 1.0, 1.0)
+    assert lo[0] == hi[0] == -np.inf
+
+
+def test_exponent_and_tolerance_by_hand():
+    assert P.theory_exponent("power", 2.0) == pytest.approx(0.5)                    # 1/(κβ)
+    assert P.theory_exponent("exponential", 2.0, {"lam": 0.25}) == pytest.approx(2.0)
+    assert P.theory_exponent("power", 2.0, 1.0, kappa_of=lambda a: 4.0) == pytest.approx(0.25)
+    # 0.04 + |κ(1.985)/κ(2) − 1|, κ(1.985) = 1.985/0.985
+    assert P.exponent_tolerance(2.0) == pytest.approx(0.04 + 1.985 / 0.985 / 2 - 1, rel=1e-12)
+    # α − 0.015 below 1 + 10⁻³: κ(1.001) = 1001
+    assert P.exponent_tolerance(1.01) == pytest.approx(0.04 + 1001 / 101 - 1, rel=1e-9)
+    assert P.exponent_tolerance(2.0, d_alpha=0.5, base=0.0) == pytest.approx(1.5 / 0.5 / 2 - 1)
+
+
+def test_grid_index_by_hand():
+    lags = [4.0, 2.0, 3.0]                                   # sorted first
+    h = [1.9, 2.0, 2.5, 3 * (1 - 1e-13), 4.0, 10.0, np.nan, 2 * (1 - 1e-12)]
+    np.testing.assert_array_equal(P.grid_index(lags, h), [0, 1, 1, 2, 3, 3, 0, 1])
+
+
+# ------------------------------------------------------------------ growth fit
+def test_growth_fit_by_hand():
+    lags = np.arange(1.0, 11.0)
+    n = np.exp(np.arange(6.0))
+    slope, mask = P.growth_fit("exponential", lags, n, [2.0, 3.0, 4.0, 5.0, 6.0, 6.0])
+    assert slope == pytest.approx(1.0)                        # y = 3..6 at x = 0.5..3.5
+    np.testing.assert_array_equal(mask, [False, True, True, True, True, False])
+    slope, mask = P.growth_fit("exponential", lags, n, [2.0, 3.0, 4.0, 5.0, 6.0, 6.0], min_points=5)
+    assert math.isnan(slope) and mask.sum() == 4
+    # the lag grid's ends are not crossings: 1 → 2 at lags[0] = 1 ... 9 → 10 at lags[-1]
+    slope, mask = P.growth_fit("exponential", lags, n, [1.0, 3.0, 5.0, 7.0, 9.0, 10.0], min_points=3)
+    np.testing.assert_array_equal(mask, [False, True, True, True, True, False])
+    assert slope == pytest.approx(2.0)
+    slope, mask = P.growth_fit("exponential", lags, n, [0.5, 1.0, 2.0, 3.0, 4.0, 5.0], min_points=4)
+    np.testing.assert_array_equal(mask, [False, False, True, True, True, True])
+    # power: log H against log N; H doubles every 2 in log N: slope log 2 / 2
+    slope, _ = P.growth_fit("power", [1.0, 100.0], np.exp([0.0, 2, 4, 6, 8]), [2.0, 4, 8, 16, 32])
+    assert slope == pytest.approx(math.log(2) / 2)
+    # logarithmic: log log H; a crossing at H = 0.8 (log log undefined) is left out of the fit
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    h = np.concatenate([[0.6, 0.8], np.exp(np.exp(t))])
+    slope, mask = P.growth_fit("logarithmic", [0.5, 1e30], np.exp(np.arange(6.0)), h)
+    assert mask.sum() == 5 and slope == pytest.approx(1.0)
+    # one crossing: no slope, even when one crossing is enough
+    slope, _ = P.growth_fit("exponential", lags, n[:2], [2.0, 3.0], min_points=1)
+    assert math.isnan(slope)
+    slope, mask = P.growth_fit("exponential", lags, n[:1], [2.0])
+    assert math.isnan(slope) and mask.tolist() == [False]
+    with pytest.raises(ValueError) as e:
+        P.growth_fit("exponential", lags, n, [2.0])
+    assert str(e.value) == "n_grid must be increasing and match h"
+    with pytest.raises(ValueError, match="increasing"):
+        P.growth_fit("exponential", lags, [1.0, 1.0], [2.0, 3.0])
+
+
+# ------------------------------------------------------------------ the check object
+def _check(alpha=1.5, h_measured=(2.0, 3.0, 4.0, 9.0, 9.0), h_theory=(2.0, 4.0, 6.0, 7.0, 9.0),
+           lo=(2.0, 2.0, 2.0, 2.0, 2.0), hi=(2.0, 4.0, 6.0, 7.0, 7.0), e_meas=0.51, e_th=0.5):
+    lags = np.arange(1.0, 11.0)
+    grid = P.GridChoice(c=3.0, n_grid=np.arange(1.0, 6.0), lag_lo=3.0, lag_hi=8.0, n_cap=100.0,
+                        margin_top=123.0, edge_ok=True)
+    arr = lambda v: np.asarray(v, dtype=float)  # noqa: E731
+    return P.PlantedCheck(
+        law="power", param_name="beta", param=1.0, C=1.0, alpha=alpha, kappa=3.0, sigma=1.0, c=3.0,
+        eps=200.0, n_samples=1000, seed=5, lags=lags, f=1 / lags, n_grid=grid.n_grid,
+        h_measured=arr(h_measured), h_theory=arr(h_theory), h_theory_lo=arr(lo), h_theory_hi=arr(hi),
+        h_expected=arr(h_theory), resolution=1.0, exponent_measured=e_meas, exponent_theory=e_th,
+        fit_mask=np.ones(5, bool), mean_rel_error=np.array([0.1, 0.5, 0.6, 0.0] + [0.0] * 6),
+        grid=grid, table=None)
+
+
+def test_verdict_by_hand(monkeypatch):
+    r = _check()
+    # index = h here; |index diff|: 0, 1, 2, 2, 0 → 3/5 within one step; band: index ≤ hi + 1 =
+    # 3, 5, 7, 8, 8 holds for 2, 3, 4 and not for 9, 9 → 3/5
+    v = r.verdict()
+    tol = P.exponent_tolerance(1.5)
+    assert v == {"frac_resolution": 0.6, "frac_band": 0.6, "exponent_rel_error": pytest.approx(0.02),
+                 "exponent_tol": tol, "ok_resolution": False, "ok_band": False, "ok_exponent": True,
+                 "passes": False}
+    assert r.frac_resolution == 0.6 and r.frac_band == 0.6 and r.passes is False
+    # another theory: lo and hi default to it
+    v = r.verdict(h_theory=np.array([2.0, 3.0, 4.0, 9.0, 9.0]))
+    assert v["frac_resolution"] == 1.0 and v["frac_band"] == 1.0 and v["ok_resolution"] is True
+    assert v["ok_band"] is True and v["passes"] is True
+    v = r.verdict(h_theory=np.array([2.0, 3.0, 4.0, 9.0, 9.0]), h_lo=np.array([5.0] * 5))
+    assert v["frac_band"] == 0.6                               # index ≥ 5 − 1: 4, 9, 9
+    v = r.verdict(h_theory=np.array([2.0, 3.0, 4.0, 9.0, 9.0]), h_hi=np.array([1.0] * 5))
+    assert v["frac_band"] == 0.2                               # index ≤ 1 + 1: 2 only
+    # exponents: the given ones replace this run's
+    v = r.verdict(exponent_theory=0.25, exponent_measured=0.5)
+    assert v["exponent_rel_error"] == 1.0 and v["ok_exponent"] is False
+    assert r.verdict(exponent_measured=0.5)["exponent_rel_error"] == 0.0
+    v = r.verdict(exponent_measured=float("nan"))
+    assert v["exponent_rel_error"] == np.inf and v["ok_exponent"] is False
+    # exactly at the tolerance passes (a tolerance of 1/4, exact in binary)
+    monkeypatch.setattr(P, "exponent_tolerance", lambda a: 0.25)
+    assert r.verdict(exponent_theory=1.0, exponent_measured=1.25)["ok_exponent"] is True
+    monkeypatch.undo()
+    # frac_band 0.8 exactly is enough; resolution 0.9 only required from α = 1.2
+    r = _check(h_measured=(2.0, 4.0, 6.0, 7.0, 9.0), hi=(2.0, 4.0, 6.0, 7.0, 9.0),
+               lo=(2.0, 4.0, 6.0, 7.0, 2.0))
+    assert r.verdict(h_lo=np.array([2.0, 4.0, 6.0, 7.0, 2.0]),
+                     h_theory=np.array([2.0, 4.0, 6.0, 7.0, 9.0]),
+                     h_hi=np.array([2.0, 4.0, 6.0, 7.0, 9.0]))["passes"] is True
+    band08 = _check(h_measured=(2.0, 4.0, 6.0, 7.0, 1.0), h_theory=(2.0, 4.0, 6.0, 7.0, 9.0),
+                    lo=(2.0, 4.0, 6.0, 7.0, 9.0), hi=(2.0, 4.0, 6.0, 7.0, 9.0))
+    v = band08.verdict()
+    assert v["frac_band"] == 0.8 and v["ok_band"] is True and v["frac_resolution"] == 0.8
+    assert v["ok_resolution"] is False and v["passes"] is False
+    assert _check(alpha=1.19, h_measured=(2.0, 4.0, 6.0, 7.0, 1.0), h_theory=(2.0, 4.0, 6.0, 7.0, 9.0),
+                  lo=(2.0, 4.0, 6.0, 7.0, 9.0), hi=(2.0, 4.0, 6.0, 7.0, 9.0)).passes is True
+    assert _check(alpha=1.2, h_measured=(2.0, 4.0, 6.0, 7.0, 1.0), h_theory=(2.0, 4.0, 6.0, 7.0, 9.0),
+                  lo=(2.0, 4.0, 6.0, 7.0, 9.0), hi=(2.0, 4.0, 6.0, 7.0, 9.0)).passes is False
+    # frac_resolution 0.9 exactly (10 points) is enough
+    lags10 = np.arange(1.0, 11.0)
+    r10 = _check(alpha=1.5, h_measured=lags10, h_theory=lags10, lo=lags10, hi=lags10)
+    h9 = lags10.copy()
+    h9[5] = 9.0
+    v = r10.verdict(h_theory=h9)
+    assert v["frac_resolution"] == 0.9 and v["ok_resolution"] is True
+
+
+def test_extreme_lags_and_summary():
+    r = _check()
+    assert r.extreme_lags == 1                                 # 0.5 is not above one half
+    s = r.summary()
+    assert s == {"law": "power", "param_name": "beta", "param": 1.0, "C": 1.0, "alpha": 1.5,
+                 "kappa": 3.0, "sigma": 1.0, "c": 3.0, "eps": 200.0, "n_samples": 1000, "n_lags": 10,
+                 "seed": 5, "n_lo": 1.0, "n_hi": 5.0, "margin_top": 123.0, "edge_ok": True,
+                 "extreme_lags": 1, "exponent_measured": 0.51, "exponent_theory": 0.5, **r.verdict()}
+    assert type(s["n_lags"]) is int and type(s["n_lo"]) is float
+
+
+# ------------------------------------------------------------------ planted_check
+def test_planted_check_arguments():
+    with pytest.raises(ValueError) as e:
+        P.planted_check("power", 1.5, noise="bogus")
+    assert str(e.value) == "noise must be 'lag' or 'full', got 'bogus'"
+    for a in (1.0, 2.5):
+        with pytest.raises(ValueError) as e:
+            P.planted_check("power", a)
+        assert str(e.value) == f"alpha must lie in (1, 2], got {a}"
+    with pytest.raises(ValueError, match="law must be one of"):
+        P.planted_check("cubic", 1.5)
+
+
+def test_planted_check_fields_by_hand():
+    kw = dict(n_lags=8, n_samples=1000, n_points=12, seed=2)
+    r = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **kw)
+    np.testing.assert_array_equal(r.lags, np.arange(2.0, 10.0))
+    assert (r.law, r.param_name, r.param, r.C, r.alpha, r.kappa) == ("power", "beta", 1.0, 2.0, 2.0, 2.0)
+    assert (r.sigma, r.eps, r.n_samples, r.seed, r.resolution) == (0.5, 200.0, 1000, 2, 1.0)
+    assert type(r.alpha) is float and type(r.n_samples) is int
+    np.testing.assert_allclose(r.f, 2.0 / r.lags)
+    assert r.c == r.grid.c and r.n_grid is r.grid.n_grid and r.n_grid.size == 12
+    # H_N = N^{1/(βκ)} (C/A)^{1/β}, A = εσ/c
+    A = 200.0 * 0.5 / r.c
+    np.testing.assert_allclose(r.h_theory, np.sqrt(r.n_grid) * 2.0 / A, rtol=1e-12)
+    assert (r.h_theory_lo <= r.h_theory).all() and (r.h_theory <= r.h_theory_hi).all()
+    assert (r.h_theory_lo < r.h_theory).any()
+    idx = np.searchsorted(r.lags, r.h_theory * (1 + 1e-12), side="right")
+    np.testing.assert_array_equal(r.h_expected, np.where(idx > 0, r.lags[np.maximum(idx, 1) - 1], 0.0))
+    assert r.exponent_theory == pytest.approx(0.5)
+    np.testing.assert_array_equal(r.h_measured, r.table.h_n)
+    np.testing.assert_allclose(r.mean_rel_error, np.abs(r.table.mean / (r.c * 2.0 / r.lags) - 1))
+    assert r.mean_rel_error.max() < 0.05
+    # the same seed draws the same samples; another seed others
+    r2 = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **kw)
+    np.testing.assert_array_equal(r.table.mean, r2.table.mean)
+    r3 = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **{**kw, "seed": 3})
+    assert not np.array_equal(r.table.mean, r3.table.mean)
+    # without a band, lo = hi = H_N; with d_A = 0.5 alone lo = H/1.5, hi = H/0.5 (H ∝ 1/A)
+    r0 = P.planted_check("power", 2.0, d_alpha=0.0, d_A=0.5, **kw)
+    np.testing.assert_allclose(r0.h_theory_lo, r0.h_theory / 1.5, rtol=1e-12)
+    np.testing.assert_allclose(r0.h_theory_hi, r0.h_theory / 0.5, rtol=1e-12)
+
+
+def test_planted_check_grid_options():
+    kw = dict(n_lags=8, n_samples=1000, seed=1)
+    r = P.planted_check("power", 2.0, n_points=7, anchor="start", **kw)
+    assert r.n_grid.size == 7 and r.n_grid[0] == pytest.approx(1.0)        # anchor passed
+    r = P.planted_check("power", 2.0, eps=100.0, margin=50.0, c=100.0, **kw)
+    assert r.c == 100.0 and r.eps == 100.0
+    assert r.grid.n_cap == pytest.approx(1000 * 4.0)                      # n (ε/margin)^κ
+    assert r.n_grid[0] == pytest.approx(9.0)                              # N(3) = (3 A)², A = 1
+    r = P.planted_check("power", 2.0, n_grid=[1.0, 2.0, 4.0], **kw)
+    np.testing.assert_array_equal(r.n_grid, [1.0, 2.0, 4.0])
+    assert r.h_measured.shape == (3,)
+    lags = [9.0, 2.0, 3.0, 5.0]
+    r = P.planted_check("power", 2.0, lags=lags, n_samples=500, n_points=4)
+    np.testing.assert_array_equal(r.lags, [2.0, 3.0, 5.0, 9.0])
+    assert r.resolution == 4.0
+    # noise="full": every lag's null is one further draw, so every lag gets the same (α̂, σ̂)
+    r = P.planted_check("power", 2.0, noise="full", **kw)
+    assert r.table.noise == "full" and np.ptp(r.table.alpha) == 0.0
+
+
+def test_planted_check_default_method_and_single_lag():
+    r = P.planted_check("exponential", 1.8, lags=[5.0], n_samples=300, n_points=3)
+    assert r.resolution == 1.0 and r.lags.tolist() == [5.0]
