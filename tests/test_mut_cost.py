@@ -339,6 +339,7 @@ def test_format_dry_run_own_calibration_and_none():
     assert lines[3] == "| total | 0 | 0 | 0 | 0 | 0.00 GB |"         # no rows
     rows = [dict(ROWS[0], core_h=None, core_h_todo=None)]
     lines = cost.format_dry_run(rows, "quick", None).splitlines()
-    assert lines[0] == "dry run: preset quick (no calibration: run `python -m lwsim.figures --calibrate` for core-hours)"
+    assert lines[0] == ("dry run: preset quick (no calibration: run `python -m lwsim.figures --calibrate` "
+                        "for core-hours)")
     assert lines[3] == "| a_main | 2 | 1 | n/a | n/a | 1.23 GB |"
     assert lines[4] == "| total | 2 | 1 | n/a | n/a | 1.23 GB |"
