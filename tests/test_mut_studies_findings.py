@@ -263,6 +263,8 @@ def test_f9_growth_row_formats_nan_and_small_rss():
                         "(per seed n/a) → [A] predicts n/a growth; Ĥ_N at the largest N lag n/a, full 1.0 ± 0.0 "
                         "(1.0…1.0, 1 seeds)")
     assert rows[-2] == "gru: H^beh_N spread over seeds (sd) at N = 10: 0.0, 100: 0.0, 1000: 0.0"
+    a["cells"]["gru"]["h_beh_mean"] = [1.0, 2.0, np.nan]
+    assert fb.f9({"A15": a})[2][-1].startswith("gru: H^beh_N from 1.0 (N = 10) to nan (N = 1000), at the largest N ")
     assert fb._f(np.nan) == "nan" and fb._f(None) == "n/a" and fb._f(0.125) == "0.12"
 
 # ============================================================== b_s2/findings.py (finding 8)
