@@ -19,6 +19,7 @@ def test_default_lags_bounds():
 def test_default_n_grid_by_hand():
     assert core.default_n_grid(25) == [25] and core.default_n_grid(10) == [10]
     assert core.default_n_grid(26) == [25, 26]
+    assert core.default_n_grid(1) == [1] and core.default_n_grid(0) == [0]   # B ≤ 25: [B], no geometric grid
     # 25 · 40^(k/9): 25, 37.7, 56.8, 85.5, 128.9, 194.3, 292.5, 440.9, 664.4, 1000
     assert core.default_n_grid(1000) == [25, 38, 57, 85, 129, 194, 292, 441, 664, 1000]
 
@@ -129,7 +130,7 @@ def _run(cell, params, T=6, B=20, **kw):
         warnings.simplefilter("always")
         rep = core.analyze(cell, params, x, y, **kw)
     for w in rec:          # stacklevel=2: attributed to analyze's caller (here, or mutmut's trampoline)
-        assert not w.filename.endswith("core.py"), (w.filename, str(w.message))
+        assert not w.filename.endswith(("analyze/core.py", "analyze\\core.py")), (w.filename, str(w.message))
     return rep, x, y, [str(w.message) for w in rec]
 
 
@@ -184,10 +185,12 @@ def test_analyze_defaults_settings_notes_and_warnings(spies):
 def test_analyze_given_options_reach_every_step(spies):
     """rates, K, seed, eps, lags, n_grid, noise, sources, exact given: no default notes, each passed on."""
     cell, params = _gru()
-    rep, x, y, raised = _run(cell, params, rates=0.5, K=2, seed=3, eps=7, lags=[1, 2], n_grid=[20], noise="full",
+    rep, x, y, raised = _run(cell, params, rates=0.5, K=2, seed=3, eps=0.5, lags=[1, 2], n_grid=[20], noise="full",
                              exact=False, sources={"weights": "w.safetensors"})
     assert rep.notes == []
-    assert rep.warnings == [ONLY20.format(T=6), NO_DECAY.replace("only 2", "only 1"), NO_MASTER,
+    # ε = 0.5: one lag detectable within N = 20
+    assert rep.warnings == [ONLY20.format(T=6), NO_DECAY.replace("only 2", "only 1"),
+                            NO_MASTER.replace("got 0 lags, 0", "got 1 lags, 1"),
                             "unreliable tail fits at 2 of 2 lags (1, 2)"]
     assert raised == [ONLY20.format(T=6)]                       # n_grid 20 = B: no extrapolation warning
     (a, k), = spies["envelope_and_matched"]
@@ -196,12 +199,12 @@ def test_analyze_given_options_reach_every_step(spies):
                  "full_noise": True}
     assert rep.matched.per_direction.shape == (2, 2, 20)
     (_, k1), (_, k2) = spies["detection_table"]
-    assert k1 == {"eps": 7.0, "seed": 3, "conventions": "lwsim"} and (k2["eps"], k2["seed"]) == (7.0, 3)
+    assert k1 == {"eps": 0.5, "seed": 3, "conventions": "lwsim"} and (k2["eps"], k2["seed"]) == (0.5, 3)
     assert rep.detection is rep.detection_nulls["full"] and rep.detection.noise == "full"
-    assert rep.detection.eps == 7.0 and rep.detection_nulls["lag"].eps == 7.0
+    assert rep.detection.eps == 0.5 and rep.detection_nulls["lag"].eps == 0.5
     assert spies["exact_envelope"] == [] and rep.exact is None
     s = rep.settings
-    assert (s["rates"], s["eta"], s["K"], s["seed"], s["eps"], s["noise"]) == ("SGD, η = 0.5", 0.5, 2, 3, 7.0, "full")
+    assert (s["rates"], s["eta"], s["K"], s["seed"], s["eps"], s["noise"]) == ("SGD, η = 0.5", 0.5, 2, 3, 0.5, "full")
     assert s["sources"] == {"weights": "w.safetensors"} and s["lags"].tolist() == [1, 2]
 
 
@@ -371,6 +374,8 @@ def test_analyze_author_conventions_two_passes(spies):
     (6, 20, {"noise": "Full"}, ValueError, "noise must be 'lag' or 'full', got 'Full'"),
     (6, 20, {"noise": "full", "statistic": "instantaneous"}, ValueError,
      "noise='full' needs statistic 'sequence' (the whole update is per sequence)"),
+    (6, 20, {"eps": 0}, ValueError, "eps must be > 0.0, got 0.0"),
+    (6, 20, {"eps": "20"}, TypeError, "eps must be a real number, got str"),
 ])
 def test_analyze_refusals(spies, T, B, kw, exc, msg):
     cell, params = _gru()
@@ -387,3 +392,34 @@ def test_analyze_smallest_accepted_T_and_conventions_spelled_out():
                    exact=False)
     assert rep.lags.tolist() == [1, 2]
     assert (rep.settings["conventions"], rep.settings["statistic"]) == ("lwsim", "sequence")
+
+
+def test_envelope_and_matched_default_has_no_whole_update():
+    """full_noise defaults to False: no ζ computed, the "full" null then refuses (both code paths)."""
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    cho = lwsim.make_cell("gru", 1, 2)
+    for conv, c, p in (("lwsim", cell, params), ("author", cho, cho.init_params(seed=0, scheme="torch"))):
+        env, ms = core._envelope_and_matched(c, p, x, y, 1.0, np.array([1, 2]), K=1, seed=0,
+                                             statistic="sequence", conventions=conv, backend="numpy",
+                                             progress=False)
+        assert ms.noise is None and env.f.shape == (2,) and ms.samples.shape == (2, 20)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_analyze_default_backend_and_progress(monkeypatch):
+    """backend "numba" and progress on by default (the pass is stopped once it has been handed them)."""
+    seen = []
+
+    def stop(*a, **k):
+        seen.append(k)
+        raise _Stop
+    monkeypatch.setattr(dg, "envelope_and_matched", stop)
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    with pytest.raises(_Stop):
+        core.analyze(cell, params, x, y)
+    assert seen[0]["backend"] == "numba" and seen[0]["progress"] is True
