@@ -6,14 +6,18 @@ What it does: fixes mutmut's configuration from pyproject.toml's [tool.mutmut]
 (source_paths, do_not_mutate, ...) and overrides, for this run only,
 ``only_mutate`` (the module given; a folder means every .py in it) and the pytest
 test selection (the test files given), then calls ``mutmut run --max-children N``
-(N = $MUTMUT_CHILDREN, default 1: the machine is shared). mutmut always works in
+(N = $MUTMUT_CHILDREN, default 1: the machine is shared; $MUTMUT_TIMEOUT_MULTIPLIER raises
+mutmut's per-mutant time limit, 15 x the tests' time by default, on a loaded machine). mutmut always works in
 ``./mutants/``; so that runs on different modules (or by different people) never
 share it, the run happens in a scratch copy of the tree,
 ``$MUTMUT_WORKDIR`` (default /tmp/lwsim-mutation/<module>), holding lwsim/, theory/,
 tests/, docs/, README.md and pyproject.toml. That copy is refreshed first (``--keep``
 keeps its ``mutants/``, e.g. to re-run after adding a test: only the changed
 functions' mutants are redone). Afterwards it prints
-``mutmut results`` (the survivors); ``python -m mutmut show <name>`` shows a diff.
+``mutmut results`` (the survivors). To read a finished run again without re-running it:
+
+    python tools/mutation.py <module> --show <mutant name> [...]   # each mutant's diff
+    python tools/mutation.py <module> --results                   # every mutant and its status
 
 Decorated functions (``@numba.njit`` among them) are never mutated by mutmut 3:
 the numba kernels are out of scope by construction. See docs/testing.md.
@@ -25,6 +29,22 @@ import os
 import shutil
 import sys
 from pathlib import Path
+
+
+def _configure(module: str, selection: list[str]) -> None:
+    """mutmut's configuration from pyproject.toml, restricted to ``module`` and the pytest ``selection``."""
+    from mutmut import configuration
+    cfg = configuration._load_config()
+    cfg.only_mutate = [module.rstrip("/") + "/*" if Path(module).is_dir() else module]
+    # a module named explicitly is mutated even if do_not_mutate lists it (e.g. lwsim/figures/*)
+    cfg.do_not_mutate = [p for p in cfg.do_not_mutate
+                         if not any(fnmatch.fnmatch(m, p) for m in (module, module.rstrip("/") + "/x.py"))]
+    cfg.pytest_add_cli_args_test_selection = selection
+    # a loaded machine makes mutants overrun mutmut's per-mutant limit (15 x the tests' time + 1 s):
+    # $MUTMUT_TIMEOUT_MULTIPLIER raises it (the run then tells slow from looping mutants again)
+    if os.environ.get("MUTMUT_TIMEOUT_MULTIPLIER"):
+        cfg.timeout_multiplier = float(os.environ["MUTMUT_TIMEOUT_MULTIPLIER"])
+    configuration._config = cfg
 
 
 def main(argv: list[str]) -> int:
@@ -44,6 +64,18 @@ def main(argv: list[str]) -> int:
         return 2
     slug = module.rstrip("/").replace("/", "_").removesuffix(".py")
     work = Path(os.environ.get("MUTMUT_WORKDIR", f"/tmp/lwsim-mutation/{slug}"))
+    if tests[0] in ("--show", "--results"):     # read the last run of this module; nothing is re-run
+        os.chdir(work)
+        sys.path.insert(0, str(work))
+        from mutmut.__main__ import cli
+        _configure(module, [])
+        commands = [["show", n] for n in tests[1:]] if tests[0] == "--show" else [["results", "--all", "true"]]
+        for args in commands:
+            try:
+                cli.main(args, standalone_mode=False)
+            except SystemExit:
+                pass
+        return 0
     work.mkdir(parents=True, exist_ok=True)
     if not keep and (work / "mutants").exists():
         shutil.rmtree(work / "mutants")
@@ -56,14 +88,7 @@ def main(argv: list[str]) -> int:
         shutil.copy2(root / name, work / name)
     os.chdir(work)
     sys.path.insert(0, str(work))
-    from mutmut import configuration
-    cfg = configuration._load_config()
-    cfg.only_mutate = [module.rstrip("/") + "/*" if Path(module).is_dir() else module]
-    # a module named explicitly is mutated even if do_not_mutate lists it (e.g. lwsim/figures/*)
-    cfg.do_not_mutate = [p for p in cfg.do_not_mutate
-                         if not any(fnmatch.fnmatch(m, p) for m in (module, module.rstrip("/") + "/x.py"))]
-    cfg.pytest_add_cli_args_test_selection = list(tests) + extra
-    configuration._config = cfg
+    _configure(module, list(tests) + extra)
     from mutmut.__main__ import cli
     children = os.environ.get("MUTMUT_CHILDREN", "1")
     try:
