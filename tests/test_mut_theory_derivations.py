@@ -60,6 +60,10 @@ def test_compact_jacobian_rnn_and_constgate_by_hand():
     assert _num(D.compact_jacobian("rnn", H=1, D=1).xreplace(pt))[0, 0] == pytest.approx(rnn, rel=1e-12)
     Jc = D.compact_jacobian("constgate", H=1, D=1, s=0.25)
     assert _num(Jc.xreplace(pt))[0, 0] == pytest.approx(0.75 + 0.25 * rnn, rel=1e-12)
+    # the defaults: s = 0.05, D = 1, H = 2, no LayerNorm
+    Jd = D.compact_jacobian("constgate", H=1)
+    assert _num(Jd.xreplace(pt))[0, 0] == pytest.approx(0.95 + 0.05 * rnn, rel=1e-12)
+    assert {str(v) for v in Jd.free_symbols} == {"h[0]", "x[0]", "W_h[0,0]", "W_x[0,0]", "b_x[0]"}
     assert D.compact_jacobian("rnn").shape == (2, 2)          # H = 2 by default
     assert D.compact_jacobian("lstm", H=1).shape == (2, 2)    # state (h, c)
     assert D.compact_jacobian("gru", "torch", H=3).shape == (3, 3)
@@ -168,4 +172,8 @@ def test_write(tmp_path, monkeypatch):
     assert out == tmp_path / "d.md" and out.read_text(encoding="utf-8") == "# page\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md"]
     assert D.write(str(tmp_path / "e.md")) == tmp_path / "e.md"
+    # a temporary file left by an interrupted write is the one reused and renamed
+    (tmp_path / "f.md.tmp").write_text("stale", encoding="utf-8")
+    D.write(tmp_path / "f.md")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.md", "e.md", "f.md"]
     assert D.DOCS_PATH == ROOT / "docs" / "derivations.md"
