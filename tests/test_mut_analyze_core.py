@@ -375,6 +375,7 @@ def test_analyze_author_conventions_two_passes(spies):
     (6, 20, {"noise": "full", "statistic": "instantaneous"}, ValueError,
      "noise='full' needs statistic 'sequence' (the whole update is per sequence)"),
     (6, 20, {"eps": 0}, ValueError, "eps must be > 0.0, got 0.0"),
+    (6, 20, {"lags": 6}, ValueError, "lags must be <= T - 1 = 5 (a lag needs a source k = t - lag >= 1), got 6"),
     (6, 20, {"eps": "20"}, TypeError, "eps must be a real number, got str"),
 ])
 def test_analyze_refusals(spies, T, B, kw, exc, msg):
@@ -423,3 +424,20 @@ def test_analyze_default_backend_and_progress(monkeypatch):
     with pytest.raises(_Stop):
         core.analyze(cell, params, x, y)
     assert seen[0]["backend"] == "numba" and seen[0]["progress"] is True
+
+
+def test_analyze_rates_by_name_over_the_models_parameters(monkeypatch):
+    """rates ("sgd", {lr}): an SGD optimizer over (a copy of) the model's own parameters."""
+    seen = []
+
+    def stop(*a, **k):
+        seen.append(a)
+        raise _Stop
+    monkeypatch.setattr(dg, "envelope_and_matched", stop)
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    with pytest.raises(_Stop):
+        core.analyze(cell, params, x, y, rates=("sgd", {"lr": 0.25}), lags=5)
+    opt, lags = seen[0][4], seen[0][5]
+    assert sorted(opt.rates()) == sorted(params) and all((r == 0.25).all() for r in opt.rates().values())
+    assert lags.tolist() == [1, 2, 3, 4, 5]                  # lags = 5: every lag up to T − 1

@@ -402,6 +402,9 @@ def test_hyper_from_meta():
                                                                                   "nesterov": True}
     assert _err(ld._hyper_from_meta, "p", {"lr": "fast"}) == "p: metadata lr='fast' is not a valid lr"
     assert _err(ld._hyper_from_meta, "p", {"betas": "a,b"}) == "p: metadata betas='a,b' is not a valid betas"
+    # only brackets and blanks are stripped around a pair: a stray letter is refused
+    assert _err(ld._hyper_from_meta, "p", {"betas": "X0.5, 0.25X"}) == (
+        "p: metadata betas='X0.5, 0.25X' is not a valid betas")
 
 
 def _lw_opt(tmp_path, bufs, meta=None, name="o.safetensors"):
