@@ -254,6 +254,8 @@ def test_verdict_by_hand(monkeypatch):
     assert v["frac_band"] == 0.6                               # index ≥ 5 − 1: 4, 9, 9
     v = r.verdict(h_theory=np.array([2.0, 3.0, 4.0, 9.0, 9.0]), h_hi=np.array([1.0] * 5))
     assert v["frac_band"] == 0.2                               # index ≤ 1 + 1: 2 only
+    v = r.verdict(h_theory=np.array([5.0] * 5), h_hi=np.array([10.0] * 5))
+    assert v["frac_band"] == 0.6                               # h_lo = h_theory: index ≥ 4
     # exponents: the given ones replace this run's
     v = r.verdict(exponent_theory=0.25, exponent_measured=0.5)
     assert v["exponent_rel_error"] == 1.0 and v["ok_exponent"] is False
