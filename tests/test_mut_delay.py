@@ -456,8 +456,11 @@ def test_fig_a16_panels_by_hand(monkeypatch):
 def test_fig_a16_one_class_only_draws_no_aucs_or_baselines(fakes):
     import matplotlib.pyplot as plt
     rows = [dict(r, learned=True) for r in _rows()]
+    rows += [dict(r, cell="constgate") for r in rows if r["cell"] == "gru"]      # 3 cells: 4 panels
     fig, data = dl.fig_a16({"a_delay": [({"cell": r["cell"], "seed": r["seed"]}, r) for r in rows]})
     try:
+        assert list(fig.get_size_inches()) == pytest.approx([3 * 4.2, 2 * 3.3])    # 3 columns, 2 rows
+        assert [a.get_title() for a in fig.axes if a.get_visible()][:3] == ["constgate", "gru", "lstm"]
         ax = [a for a in fig.axes if a.get_visible()][-1]
         assert ax.containers == [] and ax.get_lines() == [] and ax.get_legend() is None
         assert ax.get_title() == "finding 10: inconclusive"
