@@ -316,33 +316,45 @@ def test_planted_check_arguments():
 
 def test_planted_check_fields_by_hand():
     kw = dict(n_lags=8, n_samples=1000, n_points=12, seed=2)
-    r = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **kw)
+    pp = {"beta": 0.5, "C": 2.0}
+    r = P.planted_check("power", 2, params=pp, sigma=0.5, **kw)
     np.testing.assert_array_equal(r.lags, np.arange(2.0, 10.0))
-    assert (r.law, r.param_name, r.param, r.C, r.alpha, r.kappa) == ("power", "beta", 1.0, 2.0, 2.0, 2.0)
+    assert r.lags.dtype == np.float64
+    assert (r.law, r.param_name, r.param, r.C, r.alpha, r.kappa) == ("power", "beta", 0.5, 2.0, 2.0, 2.0)
     assert (r.sigma, r.eps, r.n_samples, r.seed, r.resolution) == (0.5, 200.0, 1000, 2, 1.0)
     assert type(r.alpha) is float and type(r.n_samples) is int
-    np.testing.assert_allclose(r.f, 2.0 / r.lags)
+    np.testing.assert_allclose(r.f, 2.0 / np.sqrt(r.lags))
     assert r.c == r.grid.c and r.n_grid is r.grid.n_grid and r.n_grid.size == 12
-    # H_N = N^{1/(βκ)} (C/A)^{1/β}, A = εσ/c
+    # H_N = N^{1/(βκ)} (C/A)^{1/β} = N (2/A)², A = εσ/c; the grid sweeps lag_lo = 3 → 0.8·9
     A = 200.0 * 0.5 / r.c
-    np.testing.assert_allclose(r.h_theory, np.sqrt(r.n_grid) * 2.0 / A, rtol=1e-12)
+    np.testing.assert_allclose(r.h_theory, r.n_grid * (2.0 / A) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(r.h_theory[[0, -1]], [3.0, 7.2], rtol=1e-9)
     assert (r.h_theory_lo <= r.h_theory).all() and (r.h_theory <= r.h_theory_hi).all()
     assert (r.h_theory_lo < r.h_theory).any()
     idx = np.searchsorted(r.lags, r.h_theory * (1 + 1e-12), side="right")
     np.testing.assert_array_equal(r.h_expected, np.where(idx > 0, r.lags[np.maximum(idx, 1) - 1], 0.0))
-    assert r.exponent_theory == pytest.approx(0.5)
+    assert r.exponent_theory == pytest.approx(1.0)                          # 1/(κβ)
     np.testing.assert_array_equal(r.h_measured, r.table.h_n)
-    np.testing.assert_allclose(r.mean_rel_error, np.abs(r.table.mean / (r.c * 2.0 / r.lags) - 1))
+    np.testing.assert_allclose(r.mean_rel_error, np.abs(r.table.mean / (r.c * r.f) - 1))
     assert r.mean_rel_error.max() < 0.05
     # the same seed draws the same samples; another seed others
-    r2 = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **kw)
+    r2 = P.planted_check("power", 2, params=pp, sigma=0.5, **kw)
     np.testing.assert_array_equal(r.table.mean, r2.table.mean)
-    r3 = P.planted_check("power", 2, params={"beta": 1.0, "C": 2.0}, sigma=0.5, **{**kw, "seed": 3})
+    r3 = P.planted_check("power", 2, params=pp, sigma=0.5, **{**kw, "seed": 3})
     assert not np.array_equal(r.table.mean, r3.table.mean)
     # without a band, lo = hi = H_N; with d_A = 0.5 alone lo = H/1.5, hi = H/0.5 (H ∝ 1/A)
     r0 = P.planted_check("power", 2.0, d_alpha=0.0, d_A=0.5, **kw)
     np.testing.assert_allclose(r0.h_theory_lo, r0.h_theory / 1.5, rtol=1e-12)
     np.testing.assert_allclose(r0.h_theory_hi, r0.h_theory / 0.5, rtol=1e-12)
+
+
+def test_planted_check_defaults():
+    r = P.planted_check("power", 1.5)
+    assert (r.n_samples, r.seed, r.eps, r.sigma, r.param, r.C) == (20_000, 0, 200.0, 1.0, 1.0, 1.0)
+    np.testing.assert_array_equal(r.lags, np.arange(2.0, 42.0))
+    assert r.n_grid.size == 60 and r.grid.edge_ok
+    assert r.grid.n_cap == pytest.approx(20_000 * 2.0 ** 3)                 # n (200/100)^κ, κ = 3
+    assert r.table.noise == "lag" and r.passes
 
 
 def test_planted_check_grid_options():
@@ -353,12 +365,13 @@ def test_planted_check_grid_options():
     assert r.c == 100.0 and r.eps == 100.0
     assert r.grid.n_cap == pytest.approx(1000 * 4.0)                      # n (ε/margin)^κ
     assert r.n_grid[0] == pytest.approx(9.0)                              # N(3) = (3 A)², A = 1
-    r = P.planted_check("power", 2.0, n_grid=[1.0, 2.0, 4.0], **kw)
+    r = P.planted_check("power", 2.0, n_grid=[1, 2, 4], **kw)
     np.testing.assert_array_equal(r.n_grid, [1.0, 2.0, 4.0])
+    assert r.n_grid.dtype == np.float64
     assert r.h_measured.shape == (3,)
-    lags = [9.0, 2.0, 3.0, 5.0]
-    r = P.planted_check("power", 2.0, lags=lags, n_samples=500, n_points=4)
+    r = P.planted_check("power", 2.0, lags=[9, 2, 3, 5], n_samples=500, n_points=4)
     np.testing.assert_array_equal(r.lags, [2.0, 3.0, 5.0, 9.0])
+    assert r.lags.dtype == np.float64
     assert r.resolution == 4.0
     # noise="full": every lag's null is one further draw, so every lag gets the same (α̂, σ̂)
     r = P.planted_check("power", 2.0, noise="full", **kw)
