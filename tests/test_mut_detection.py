@@ -143,6 +143,8 @@ def test_learnability_window_types_zero_n_hat_and_grid_shapes():
         det.learnability_window([1, 2], [1.0], 1.0)
     with pytest.raises(ValueError, match=r"^n_hat must be 1-dimensional"):
         det.learnability_window([1], [[1.0]], 1.0)
+    with pytest.raises(ValueError, match=r"^lags must be 1-dimensional"):       # a column of lags
+        det.learnability_window([[1.0], [2.0]], [1.0, 2.0], 5.0)
 
 
 # ---- noise_floor ----------------------------------------------------------------------------------
@@ -165,6 +167,7 @@ def test_noise_floor_hand_values_and_shapes():
 
 def test_noise_floor_kappa_bound_and_messages():
     assert det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-13])[0] == pytest.approx(2.0)
+    assert det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-12])[0] == pytest.approx(2.0)   # the bound itself
     with pytest.raises(ValueError, match=r"^kappa must be >= 2 \(kappa = alpha/\(alpha-1\), alpha <= 2\), got min 1.5$"):
         det.noise_floor([1.0, 1.0], [4.0, 4.0], 1.0, [1.5, 3.0])
     with pytest.raises(ValueError, match=r"^kappa must be >= 2"):

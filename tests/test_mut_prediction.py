@@ -335,3 +335,21 @@ def test_finding10_argument_messages():
         pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 0.5, float("inf"))
     # integers and numpy floats are finite numbers
     assert pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 1, np.float64(0.3)) == ("reproduced", "a")
+
+
+def test_diagnostic_score_budgets_below_one_missing_n_star_and_underflow():
+    # any N > 0 is a budget, also N ≤ 1: −log(1/0.5) = −log 2, −log(1/1) = 0
+    np.testing.assert_allclose(pr.diagnostic_score([1.0, 1.0], [0.5, 1.0]), [-np.log(2.0), 0.0])
+    # a missing N* (None) is read as NaN: never detectable
+    np.testing.assert_array_equal(pr.diagnostic_score([None, 10.0], [5.0, 10.0]), [-np.inf, 0.0])
+    # N*/N underflowing to 0: +inf (detectable at any budget), without a divide-by-zero warning
+    with np.errstate(divide="raise", under="ignore"):
+        assert pr.diagnostic_score([1e-300], [1e300])[0] == np.inf
+
+
+def test_cv_logistic_missing_feature_is_refused_with_the_message():
+    X, y, g = _cv_data()
+    Xo = X.astype(object)
+    Xo[0, 0] = None                                       # read as NaN: not finite
+    with pytest.raises(ValueError, match=r"^X must be a finite 2-D array, got shape \(12, 2\)$"):
+        pr.cv_logistic_scores(Xo, y, g)
