@@ -125,6 +125,9 @@ def test_collected_by_hand():
     e = D._collected(3 * x * s + y * s + x + 2 * x * s**2, [x, y])   # x (1 + 3s + 2s²) + y s
     assert set(e.args) == {x * (s + 1) * (2 * s + 1), s * y}
     assert sp.expand(e - (3 * x * s + y * s + x + 2 * x * s**2)) == 0
+    # the term free of the grouped symbols stays one group (not merged into the sum)
+    e = D._collected(x * s + s + y, [x])
+    assert len(e.args) == 2 and s + y in e.args and x * s in e.args
 
 
 # ------------------------------------------------------------------ the page
@@ -152,6 +155,8 @@ def test_markdown_format_by_hand(monkeypatch):
         f"## {shead}", "", sintro, "",
         "**three**", "", "$$", "d", "$$", "", "*Assumptions:* x.", "", "*Checked by:* `t::z`."]) + "\n"
     assert head.startswith("1. Cells") and shead.startswith("3. Heavy tails")
+    with pytest.raises(KeyError):                            # every item needs a known section
+        D.markdown([D.Derivation("", "t", "x", "", ())])
 
 
 def test_every_result_matches_the_committed_page(monkeypatch):
