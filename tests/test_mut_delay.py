@@ -382,9 +382,15 @@ def test_fig_a16_panels_by_hand(monkeypatch):
     f = _Fakes(lo_best=0.9, other=(0.0, 1.0), hi_best=1.0)
     monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
     monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
+    import warnings
     rows = [r for r in _rows() if not (r["cell"] == "lstm" and r["seed"] == 2)]
+    for r in rows:          # lstm's full/init at ℓ* 2: N* 1e−11 (N = 10) and ∞ (N = 100), the rest ∞
+        if r["cell"] == "lstm" and r["delay"] == 2 and r["N"] == 10:
+            r["n_star_full_init"] = 1e-11
     res = [({"cell": r["cell"], "seed": r["seed"]}, r) for r in rows]
-    fig, data = dl.fig_a16({"a_delay": res})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # drawn without a warning (no mean of an empty cell either)
+        fig, data = dl.fig_a16({"a_delay": res})
     try:
         assert data["delays"] == [2, 8] and data["budgets"] == [10, 100] and len(data["rows"]) == 12
         assert data["dynamic_range"] == {"gru": {"unlearned_at_max_N": [8], "learned_at_min_N": [2]},
@@ -397,7 +403,8 @@ def test_fig_a16_panels_by_hand(monkeypatch):
         # learned fraction over seeds, rows N = 10, 100 × columns ℓ* = 2, 8
         want_m = {"gru": [[0.5, 0.0], [1.0, 0.0]], "lstm": [[0.0, 0.0], [1.0, 0.0]]}
         # the boundary N* = N: seed-and-N geometric mean of N* at each ℓ*, at log10(N*/10) on the N axis
-        # (N = 10 → 0, N = 100 → 1); N* = ∞ (full) is clipped to 1e12, beyond N = 100 → 1.5
+        # (N = 10 → 0, N = 100 → 1); N* = ∞ (full) is clipped to 1e12, beyond N = 100 → 1.5; lstm's
+        # full/init at ℓ* 2: √(1e−11 · 1e12) = √10 < 10, below the smallest N → −0.5
         want_y = {"gru": {"lag/init": [0.25 * np.log10(125000) - 1, 0.5],        # N* 5, 50, 10, 50 | 10, 100, 10, 100
                           "lag/final": [0.25 * np.log10(500000) - 1, 0.25 * np.log10(62500) - 1]},
                   "lstm": {"lag/init": [0.5 * np.log10(500) - 1, 0.5], "lag/final": [0.5 * np.log10(500) - 1,
@@ -417,7 +424,7 @@ def test_fig_a16_panels_by_hand(monkeypatch):
                 np.testing.assert_array_equal(ln.get_xdata(), [0, 1])
             np.testing.assert_allclose(lines[0].get_ydata(), want_y[cl]["lag/init"], rtol=1e-12)
             np.testing.assert_allclose(lines[1].get_ydata(), want_y[cl]["lag/final"], rtol=1e-12)
-            np.testing.assert_array_equal(lines[2].get_ydata(), [1.5, 1.5])
+            np.testing.assert_array_equal(lines[2].get_ydata(), [1.5, 1.5] if cl == "gru" else [-0.5, 1.5])
             np.testing.assert_array_equal(lines[3].get_ydata(), [1.5, 1.5])
             assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "8"] and list(ax.get_xticks()) == [0, 1]
             assert [t.get_text() for t in ax.get_yticklabels()] == ["10", "100"] and list(ax.get_yticks()) == [0, 1]
@@ -430,7 +437,9 @@ def test_fig_a16_panels_by_hand(monkeypatch):
         assert leg._loc == 2 and leg.get_texts()[0].get_fontsize() == 6 and axes[1].get_legend() is None
         # last panel: each AUC with its interval, lag in C0 and full in C3, then the two baselines
         ax = axes[2]
-        aucs = [1.0, 18 / 32, 0.0, 0.5, 0.5, 0.5]     # lag/early: 3 + 1 learned, 5 + 3 unlearned: U = 9 + 7.5 + 1.5
+        # lag/early: 3 + 1 learned, 5 + 3 unlearned: U = 9 + 7.5 + 1.5; full/init: the 4 learned at −∞ tie
+        # 7 unlearned at −∞ and lose to lstm's (2, 10) at −log(1e−12): U = 14
+        aucs = [1.0, 18 / 32, 0.0, 14 / 32, 0.5, 0.5]
         lims = [(0.9, 1.0)] + [(0.0, 1.0)] * 5
         assert len(ax.containers) == 6
         for i, (c, a, (lo, hi)) in enumerate(zip(ax.containers, aucs, lims)):
@@ -458,7 +467,16 @@ def test_fig_a16_one_class_only_draws_no_aucs_or_baselines(fakes):
     rows = [dict(r, learned=True) for r in _rows()]
     rows += [dict(r, cell="constgate") for r in rows if r["cell"] == "gru"]      # 3 cells: 4 panels
     fig, data = dl.fig_a16({"a_delay": [({"cell": r["cell"], "seed": r["seed"]}, r) for r in rows]})
+    none = [dict(r, learned=False) for r in rows if r["cell"] == "gru" and not (r["delay"] == 8 and r["N"] == 10)]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # a (N, ℓ*) without runs is NaN without a mean-of-empty warning
+        fig0, _ = dl.fig_a16({"a_delay": [({"cell": r["cell"], "seed": r["seed"]}, r) for r in none]})
     try:
+        # the colour scale is the fraction's [0, 1] whatever the data: all learned (1) and none learned (0)
+        assert fig.axes[0].collections[0].get_clim() == (0, 1) and fig0.axes[0].collections[0].get_clim() == (0, 1)
+        m0 = np.asarray(fig0.axes[0].collections[0].get_array()).reshape(2, 2)
+        assert m0[0, 0] == 0.0 and np.isnan(m0[0, 1]) and list(m0[1]) == [0.0, 0.0]   # (N 10, ℓ* 8): no runs
         assert list(fig.get_size_inches()) == pytest.approx([3 * 4.2, 2 * 3.3])    # 3 columns, 2 rows
         assert [a.get_title() for a in fig.axes if a.get_visible()][:3] == ["constgate", "gru", "lstm"]
         ax = [a for a in fig.axes if a.get_visible()][-1]
@@ -466,3 +484,4 @@ def test_fig_a16_one_class_only_draws_no_aucs_or_baselines(fakes):
         assert ax.get_title() == "finding 10: inconclusive"
     finally:
         plt.close(fig)
+        plt.close(fig0)
