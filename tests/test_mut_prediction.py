@@ -198,7 +198,7 @@ def test_cv_logistic_argument_messages():
         pr.cv_logistic_scores(X, y, g[:11])
     with pytest.raises(ValueError, match=r"^groups must hold at least 2 distinct values \(leave-one-group-out\)$"):
         pr.cv_logistic_scores(X, y, np.zeros(12))
-    with pytest.raises(ValueError, match="C"):
+    with pytest.raises(ValueError, match=r"^C must be > 0.0, got 0.0$"):
         pr.cv_logistic_scores(X, y, g, C=0.0)
     # integer X is read as float
     out = pr.cv_logistic_scores(np.arange(6)[:, None], [0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2])
@@ -298,11 +298,12 @@ def test_block_bootstrap_argument_messages():
         pr.block_bootstrap({"a": [0.0, 1.0, 2.0]}, y, [0, 1, 2])
     with pytest.raises(ValueError, match=r"^blocks must have one entry per row \(2\), got shape \(3,\)$"):
         pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1, 2])
-    with pytest.raises(ValueError, match="n_boot"):
+    with pytest.raises(ValueError, match=r"^n_boot must be >= 1, got 0$"):
         pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], n_boot=0)
-    for level in (0.0, 1.0):
-        with pytest.raises(ValueError, match="level"):
-            pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], level=level)
+    with pytest.raises(ValueError, match=r"^level must be > 0.0, got 0.0$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], level=0.0)
+    with pytest.raises(ValueError, match=r"^level must be < 1.0, got 1.0$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], level=1.0)
     # n_boot = 1 is allowed
     assert pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 0], n_boot=1)["a"] == (1.0, 1.0)
 
@@ -353,3 +354,21 @@ def test_cv_logistic_missing_feature_is_refused_with_the_message():
     Xo[0, 0] = None                                       # read as NaN: not finite
     with pytest.raises(ValueError, match=r"^X must be a finite 2-D array, got shape \(12, 2\)$"):
         pr.cv_logistic_scores(Xo, y, g)
+
+
+def test_cv_logistic_one_class_fold_first_does_not_stop_the_others():
+    # fold 0 holds both learned rows: its training rows are all unlearned → 0; folds 1 and 2 are
+    # still fitted: fold 1 trains on x = 0, 1 (learned) and 4, 5 (unlearned), symmetric about 2.5,
+    # so its rows x = 2 and 3 get opposite log-odds; fold 2's rows x = 4, 5 lie on the unlearned side
+    X = np.arange(6.0)[:, None]
+    y = np.array([1, 1, 0, 0, 0, 0], bool)
+    g = np.array([0, 0, 1, 1, 2, 2])
+    p = pr.cv_logistic_scores(X, y, g)
+    np.testing.assert_array_equal(p[:2], [0.0, 0.0])
+    assert p[2] > 0 > p[3] and p[2] == pytest.approx(-p[3], rel=1e-3)
+    assert p[5] < p[4] < 0
+
+
+def test_cv_logistic_two_groups_are_enough():
+    p = pr.cv_logistic_scores(np.arange(4.0)[:, None], [1, 0, 1, 0], [0, 0, 1, 1])
+    assert p.shape == (4,) and np.all(np.isfinite(p)) and np.all(p != 0.0)
