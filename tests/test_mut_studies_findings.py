@@ -654,6 +654,7 @@ def test_f6_whole():
     ((1.11, 1.2), READ.format("1.1–1.2", FASTER)),
     ((0.9, 1.0), READ.format("0.9–1", SAME)),             # hi ≥ 0.9 and lo = 0.9: same rate
     ((0.5, 0.89), READ.format("0.5–0.89", SLOWER)),
+    ((0.5, 0.9), READ.format("0.5–0.9", MIXED)),          # hi = 0.9 is not < 0.9
     ((0.89, 1.05), READ.format("0.89–1.1", MIXED)),
     ((0.95, 1.11), READ.format("0.95–1.1", MIXED)),
 ])
