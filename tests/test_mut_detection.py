@@ -450,4 +450,14 @@ def test_table_argument_messages(stub):
         det.detection_table(rows, [1, 2], [10], eps=0.0)
     with pytest.raises(ValueError, match=r"^floors must be names"):
         det.detection_table(rows, [1, 2], [10], floors="sigma")
+    with pytest.raises(ValueError, match=r"^lags must be 1-dimensional, got shape \(2, 1\)$"):
+        det.detection_table(rows, [[1], [2]], [10])
+    with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional, got shape \(1, 2\)$"):
+        det.detection_table(rows, [1, 2], [[10, 100]])
     assert stub.calls == []                                                   # nothing fitted before the checks
+
+
+def test_table_full_null_with_one_lag(stub):
+    t = det.detection_table([1.0 + np.tile([-1.0, 1.0], 20)], [3], [401], noise="full",
+                            noise_samples=np.tile([-1.0, 1.0], 25))
+    assert t.n_hat.tolist() == [401.0] and t.n_samples.tolist() == [50.0]
