@@ -517,10 +517,22 @@ def test_load_optimizer_refusals(tmp_path):
     ld.load_optimizer(r, cell, params, "lwsim", "adam", {"lr": 0.1})           # integer/bool steps are fine
     r, *_ = _lw_opt(tmp_path, {"v": 1.0, "W_z.m": np.ones((1, 1), np.int8), "step": np.array([1])},
                     name="q8.safetensors")
-    assert "integer/boolean optimizer buffers refused: W_z.m (int8)" in _err(
+    assert _err(ld.load_optimizer, r, cell, params, "lwsim", "adam", {"lr": 0.1}).startswith(
+        f"{r}: integer/boolean optimizer buffers refused: W_z.m (int8); quantised weights")
+    r, *_ = _lw_opt(tmp_path, {"v": 1.0, "W_z.m": np.array([[np.nan]]), "step": np.array([1])}, name="n.safetensors")
+    assert _err(ld.load_optimizer, r, cell, params, "lwsim", "adam", {"lr": 0.1}) == (
+        f"{r}: key 'W_z.m' holds 1 NaN/Inf value(s)")
+    # a bad hyper-parameter in the metadata is named with the file
+    r, *_ = _lw_opt(tmp_path, {"v": 1.0, "step": np.array([1])}, meta={"lr": "fast"}, name="h.safetensors")
+    assert _err(ld.load_optimizer, r, cell, params, "lwsim", "adam") == f"{r}: metadata lr='fast' is not a valid lr"
+    # amsgrad: v_max is a rate buffer (λ reads it), so it is required like v
+    r, *_ = _lw_opt(tmp_path, {"v": 1.0, "step": np.array([1])}, meta={"amsgrad": "true"}, name="a.safetensors")
+    assert "keys do not match: missing ['U_g.v_max', 'U_r.v_max', 'U_z.v_max'" in _err(
         ld.load_optimizer, r, cell, params, "lwsim", "adam", {"lr": 0.1})
-    r, *_ = _lw_opt(tmp_path, {"v": np.nan, "step": np.array([1])}, name="n.safetensors")
-    assert "holds 1 NaN/Inf value(s)" in _err(ld.load_optimizer, r, cell, params, "lwsim", "adam", {"lr": 0.1})
+    r, *_ = _lw_opt(tmp_path, {"v": 1.0, "v_max": 4.0, "step": np.array([1])}, meta={"amsgrad": "true"},
+                    name="a2.safetensors")
+    opt = ld.load_optimizer(r, cell, params, "lwsim", "adam", {"lr": 0.1, "eps": 0.0, "betas": (0.9, 0.5)})
+    assert np.allclose(opt.rates()["W_z"], 0.1 / np.sqrt(4.0 / 0.5))   # λ from v_max = 4, 1 − β₂ = 0.5
     # the optimizer's own refusal (parameters of another shape than the cell's) as a LoadError naming the file
     r, *_ = _lw_opt(tmp_path, {"v": 1.0, "step": np.array([1])}, name="neg.safetensors")
     msg = _err(ld.load_optimizer, r, cell, {**params, "W_z": np.ones((2, 2))}, "lwsim", "adam", {"lr": 0.1})
