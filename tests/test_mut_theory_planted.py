@@ -340,6 +340,8 @@ def test_planted_check_fields_by_hand():
     # the same seed draws the same samples; another seed others
     r2 = P.planted_check("power", 2, params=pp, sigma=0.5, **kw)
     np.testing.assert_array_equal(r.table.mean, r2.table.mean)
+    np.testing.assert_array_equal(r.h_measured, r2.h_measured)
+    assert r.verdict()["frac_resolution"] >= 0.9 and r.exponent_measured > 0
     r3 = P.planted_check("power", 2, params=pp, sigma=0.5, **{**kw, "seed": 3})
     assert not np.array_equal(r.table.mean, r3.table.mean)
     # without a band, lo = hi = H_N; with d_A = 0.5 alone lo = H/1.5, hi = H/0.5 (H ∝ 1/A)
@@ -374,8 +376,12 @@ def test_planted_check_grid_options():
     assert r.lags.dtype == np.float64
     assert r.resolution == 4.0
     # noise="full": every lag's null is one further draw, so every lag gets the same (α̂, σ̂)
-    r = P.planted_check("power", 2.0, noise="full", **kw)
-    assert r.table.noise == "full" and np.ptp(r.table.alpha) == 0.0
+    # of SαS(α, σ) (here α = 2, σ = 0.5), drawn from the run's own seeded generator
+    r = P.planted_check("power", 2.0, sigma=0.5, noise="full", **kw)
+    assert r.table.noise == "full" and np.ptp(r.table.alpha) == 0.0 and np.ptp(r.table.sigma) == 0.0
+    assert r.table.alpha[0] > 1.8 and r.table.sigma[0] == pytest.approx(0.5, rel=0.1)
+    r2 = P.planted_check("power", 2.0, sigma=0.5, noise="full", **kw)
+    assert r2.table.sigma[0] == r.table.sigma[0] and r2.table.alpha[0] == r.table.alpha[0]
 
 
 def test_planted_check_default_method_and_single_lag():
