@@ -120,6 +120,43 @@ def test_check_compact_jacobians_draws_ln_gains_around_one(monkeypatch):
         D.check_compact_jacobians(n_points=1)
 
 
+def test_check_compact_jacobians_points(monkeypatch):
+    """The point: uniform(−1, 1) draws of the seeded generator, the LN gains mapped to 1 + 0.5 u."""
+    real = D.compact_jacobian
+    points = []
+
+    class Recorder:
+        def __init__(self, J):
+            self.J = J
+
+        def xreplace(self, point):
+            points.append(point)
+            return self.J.xreplace(point)
+    monkeypatch.setattr(D, "compact_jacobian", lambda *a, **k: Recorder(real(*a, **k)))
+    monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", True)]))
+    assert D.check_compact_jacobians(n_points=1, seed=5) == 1
+    _, syms = D._cells.jacobian("rnn", H=2, D=1, layernorm=True)
+    u = np.random.default_rng(5).uniform(-1.0, 1.0, len(syms.args))
+    (point,) = points
+    for a, v in zip(syms.args, u):
+        want = 1.0 + 0.5 * v if str(a).startswith("ln_gamma") else v
+        assert float(point[a]) == pytest.approx(want, rel=1e-15), a
+
+
+def test_check_compact_jacobians_absolute_tolerance(monkeypatch):
+    """An entry that should be 0 (∂c_{t,1}/∂c_{t−1,0} of the LSTM) off by 10⁻⁹ is caught."""
+    real = D.compact_jacobian
+
+    def off(*a, **k):
+        J = real(*a, **k).copy()
+        J[3, 2] += sp.Float(1e-9)
+        return J
+    monkeypatch.setattr(D, "compact_jacobian", off)
+    monkeypatch.setattr(D, "_configs", lambda: iter([("lstm", "cho", False)]))
+    with pytest.raises(AssertionError, match="lstm"):
+        D.check_compact_jacobians(n_points=1)
+
+
 def test_collected_by_hand():
     x, y, s = sp.symbols("x y s")
     e = D._collected(3 * x * s + y * s + x + 2 * x * s**2, [x, y])   # x (1 + 3s + 2s²) + y s
