@@ -379,7 +379,7 @@ def test_fig_a16_panels_by_hand(monkeypatch):
     from matplotlib.colors import to_hex
 
     from lwsim.figures.style import color
-    f = _Fakes(lo_best=0.9, other=(0.0, 1.0), hi_best=1.0)
+    f = _Fakes(lo_best=0.9, other=(float("nan"), float("nan")), hi_best=1.0)     # other intervals undefined
     monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
     monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
     import warnings
@@ -440,7 +440,7 @@ def test_fig_a16_panels_by_hand(monkeypatch):
         # lag/early: 3 + 1 learned, 5 + 3 unlearned: U = 9 + 7.5 + 1.5; full/init: the 4 learned at −∞ tie
         # 7 unlearned at −∞ and lose to lstm's (2, 10) at −log(1e−12): U = 14
         aucs = [1.0, 18 / 32, 0.0, 14 / 32, 0.5, 0.5]
-        lims = [(0.9, 1.0)] + [(0.0, 1.0)] * 5
+        lims = [(0.9, 1.0)] + [(a, a) for a in aucs[1:]]          # an undefined end: a bar of length 0
         assert len(ax.containers) == 6
         for i, (c, a, (lo, hi)) in enumerate(zip(ax.containers, aucs, lims)):
             line, _, (bars,) = c
