@@ -183,6 +183,7 @@ def test_grid_index_by_hand():
     lags = [4.0, 2.0, 3.0]                                   # sorted first
     h = [1.9, 2.0, 2.5, 3 * (1 - 1e-13), 4.0, 10.0, np.nan, 2 * (1 - 1e-12)]
     np.testing.assert_array_equal(P.grid_index(lags, h), [0, 1, 1, 2, 3, 3, 0, 1])
+    assert P.grid_index([0.0, 1.0], [np.nan]).tolist() == [0]   # NaN counts no lag, not lag 0
 
 
 # ------------------------------------------------------------------ growth fit
@@ -334,6 +335,7 @@ def test_planted_check_fields_by_hand():
     idx = np.searchsorted(r.lags, r.h_theory * (1 + 1e-12), side="right")
     np.testing.assert_array_equal(r.h_expected, np.where(idx > 0, r.lags[np.maximum(idx, 1) - 1], 0.0))
     assert r.exponent_theory == pytest.approx(1.0)                          # 1/(κβ)
+    assert r.fit_mask.dtype == bool and r.fit_mask.shape == (12,) and r.fit_mask.sum() >= 4
     np.testing.assert_array_equal(r.h_measured, r.table.h_n)
     np.testing.assert_allclose(r.mean_rel_error, np.abs(r.table.mean / (r.c * r.f) - 1))
     assert r.mean_rel_error.max() < 0.05
@@ -367,6 +369,12 @@ def test_planted_check_grid_options():
     assert r.c == 100.0 and r.eps == 100.0
     assert r.grid.n_cap == pytest.approx(1000 * 4.0)                      # n (ε/margin)^κ
     assert r.n_grid[0] == pytest.approx(9.0)                              # N(3) = (3 A)², A = 1
+    # H_N ∝ √N: budgets 0.1, 0.5, 1 × N(3) give H = 0.95, 2.12, 3 → grid windows 0 (none), 2, 3
+    n0 = P.choose_grid("power", None, 2.0, 1.0, 200.0, np.arange(2.0, 10.0), 1000).n_grid[0]
+    r = P.planted_check("power", 2.0, n_grid=n0 * np.array([0.1, 0.5, 1.0]), n_lags=8, n_samples=1000)
+    assert r.h_expected.tolist() == [0.0, 2.0, 3.0]
+    r = P.planted_check("power", 2.0, lags=[2.0, 5.0], n_samples=300, n_points=3)
+    assert r.resolution == 3.0
     r = P.planted_check("power", 2.0, n_grid=[1, 2, 4], **kw)
     np.testing.assert_array_equal(r.n_grid, [1.0, 2.0, 4.0])
     assert r.n_grid.dtype == np.float64
