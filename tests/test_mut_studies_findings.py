@@ -415,7 +415,8 @@ def test_conventions_lines_whole():
         ""]
     assert list(RULE_TEXT) == KEYS
     same = conventions_lines(_a13(lw, dict(lw)))
-    assert same[2] == '**no verdict changes** with conventions="author" (0 of 4 rules differ), same weights and sequences.'
+    assert same[2] == ('**no verdict changes** with conventions="author" (0 of 4 rules differ), same weights '
+                       'and sequences.')
     assert not any("**changes**" in ln for ln in same) and same[-1] == "" and len(same) == 9
 
 
@@ -518,7 +519,8 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
     monkeypatch.setattr(nl.plt, "close", lambda fig: closed.append(fig.axes[0].get_title()))
 
     def fake_findings(data):
-        return {k: (k, f"{data['A1']['h']:g}/{data['A2']}/{data.get('A4', {}).get('fid')}", [], "r") for k in (1, 5, 6, 9)}
+        v = f"{data['A1']['h']:g}/{data['A2']}/{data.get('A4', {}).get('fid')}"
+        return {k: (k, v, [], "r") for k in (1, 5, 6, 9)}
     monkeypatch.setattr(nl, "findings", fake_findings)
     rendered = {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}
     out = nl.findings_by_variant(R, rendered, figures, out="OUT")
