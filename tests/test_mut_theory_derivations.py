@@ -67,6 +67,7 @@ def test_compact_jacobian_rnn_and_constgate_by_hand():
     assert D.compact_jacobian("rnn").shape == (2, 2)          # H = 2 by default
     assert D.compact_jacobian("lstm", H=1).shape == (2, 2)    # state (h, c)
     assert D.compact_jacobian("gru", "torch", H=3).shape == (3, 3)
+    assert any(str(v).startswith("U_z") for v in D.compact_jacobian("gru", H=1).free_symbols)  # Cho
     # D enters through the input weights
     assert any("W_x[0,1]" in str(v) for v in D.compact_jacobian("rnn", H=1, D=2).free_symbols)
 
