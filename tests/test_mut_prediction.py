@@ -372,3 +372,12 @@ def test_cv_logistic_one_class_fold_first_does_not_stop_the_others():
 def test_cv_logistic_two_groups_are_enough():
     p = pr.cv_logistic_scores(np.arange(4.0)[:, None], [1, 0, 1, 0], [0, 0, 1, 1])
     assert p.shape == (4,) and np.all(np.isfinite(p)) and np.all(p != 0.0)
+
+
+def test_block_bootstrap_goes_on_after_a_one_class_resample(monkeypatch):
+    # block 0 all unlearned, block 1 all learned: half the resamples (AA, BB) are skipped, the
+    # others scored; the loop must go on past a skipped one (about 25 of 50 scored)
+    calls = []
+    monkeypatch.setattr(pr, "auc", lambda s, y: calls.append(1) or 1.0)
+    pr.block_bootstrap({"s": [0.0, 1.0, 2.0, 3.0]}, [0, 0, 1, 1], [0, 0, 1, 1], n_boot=50, seed=3)
+    assert 10 < len(calls) < 40
