@@ -115,3 +115,23 @@ def test_finding10_section_states_rule_numbers_and_range():
     assert "lstm: unlearned at max N [8], learned at min N [2]" in text
     assert dl._headline({"A16": {"score": sc}}) == [(10, dl.TITLE, "not reproduced")]
     assert dl._headline({}) == [(10, dl.TITLE, None)] and dl.finding10_lines({}) == []
+
+
+def test_fig_a16_draws_a_point_outside_its_percentile_interval(monkeypatch):
+    """A percentile bootstrap interval need not contain the point AUC (here 1.0 against [0.9, 0.95]):
+    the error bar is clipped at the point instead of matplotlib refusing a negative length."""
+    import matplotlib.pyplot as plt
+
+    from lwsim.figures.studies import delay as dl
+    from lwsim.stats import prediction as pr
+    from tests.test_mut_delay import _Fakes, _rows
+    f = _Fakes(lo_best=0.9, hi_best=0.95)
+    monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
+    monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
+    fig, data = dl.fig_a16({"a_delay": [({"cell": r["cell"], "seed": r["seed"]}, r) for r in _rows()]})
+    try:
+        assert data["score"]["points"]["lag/init"]["auc"] == [1.0, 0.9, 0.95]
+        line, _, (bars,) = fig.axes[-1].containers[0]
+        np.testing.assert_allclose(bars.get_segments()[0], [[0, 0.9], [0, 1.0]], atol=1e-12)
+    finally:
+        plt.close(fig)

@@ -243,7 +243,9 @@ def fig_a16(results):
     for i, k in enumerate(keys):
         a, lo, hi = sc["points"][k]["auc"]
         if a is not None:
-            ax.errorbar([i], [a], yerr=[[a - (lo if lo is not None else a)], [(hi if hi is not None else a) - a]],
+            # a percentile interval need not contain the point: clip the bar's lengths at 0
+            ax.errorbar([i], [a], yerr=[[max(0.0, a - (lo if lo is not None else a))],
+                                        [max(0.0, (hi if hi is not None else a) - a)]],
                         fmt="o", color="C0" if k.startswith("lag") else "C3")
     for name, ls in (("logN_logl", "--"), ("logN_logl_cell", "-.")):
         a = sc["baselines"][name][0]
