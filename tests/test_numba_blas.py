@@ -135,3 +135,24 @@ def test_window_steps_give_at_least_window_rows():
     for m in (1, 3, 16, 17, 100, 128, 256, 1000):
         w = _window_steps(m)
         assert w * m >= blas.WINDOW_ROWS and (w == 1 or (w - 1) * m < blas.WINDOW_ROWS)
+
+
+def test_a_forked_child_builds_its_own_thread_pool():
+    """The chunk pool of the numba backend survives a fork as a pool without threads; the child must
+    not wait on it (it used to hang forever: mutmut's children, multiprocessing's fork start method)."""
+    import os
+    import signal
+    import time
+
+    from lwsim.backends.numba import threads
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    threads.run_parallel([lambda: time.sleep(0.01), lambda: time.sleep(0.01)])   # the parent's pool
+    assert threads._POOL
+    pid = os.fork()
+    if pid == 0:                                          # the child: done in time or killed by the alarm
+        signal.alarm(20)
+        threads.run_parallel([lambda: time.sleep(0.01), lambda: time.sleep(0.01)])
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the forked child hung on the parent's pool"

@@ -148,3 +148,4 @@ def test_init_windows_computes_once_per_input_and_ignores_only_n(monkeypatch):
     assert len(models._SHARED) == 5 and len(calls) == 6
     models.init_windows(cell, p, 0.01, x, y, c, nulls=("lag",))
     assert len(calls) == 7                                                      # it was the first
+

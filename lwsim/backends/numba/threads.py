@@ -32,6 +32,10 @@ import numpy as np
 MIN_ROWS = 8             # fewer sequences per chunk make the per-step GEMMs too thin to pay
 _BLAS = []               # [(get, set) or None], resolved once
 _POOL = {}               # {workers: ThreadPoolExecutor}
+# a forked child inherits the pools but not their threads: it would wait forever on its first
+# parallel call (multiprocessing's fork start method, mutmut's per-mutant children); it builds its own
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def _openblas_controls():
