@@ -522,15 +522,15 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
         v = f"{data['A1']['h']:g}/{data['A2']}/{data.get('A4', {}).get('fid')}"
         return {k: (k, v, [], "r") for k in (1, 5, 6, 9)}
     monkeypatch.setattr(nl, "findings", fake_findings)
-    rendered = {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}
+    rendered = {"A1": {"h": -1}, "A2": "common", "A14": {}, "A8": "x"}
     out = nl.findings_by_variant(R, rendered, figures, out="OUT")
     # A1 and A14 rendered (A4…A7 not, A2 not a null figure): rebuilt per variant from its view
     assert [b[0] for b in built] == ["A1", "A14"] * 4
     np.testing.assert_array_equal([b[1] for b in built], [4, 4, 0, 0, np.nan, np.nan, 5, 5])
     assert list(out) == ["lag", "full", "author", "snr"]
-    assert out["lag"] == {1: (1, "4/shared/None", [], "r"), 5: (5, "4/shared/None", [], "r")}
-    assert out["full"][1] == (1, "0/shared/None", [], "r") and list(out["full"]) == [1, 5]
-    assert out["snr"][5] == (5, "5/shared/None", [], "r") and out["author"][1][1] == "nan/shared/None"
+    assert out["lag"] == {1: (1, "4/common/None", [], "r"), 5: (5, "4/common/None", [], "r")}
+    assert out["full"][1] == (1, "0/common/None", [], "r") and list(out["full"]) == [1, 5]
+    assert out["snr"][5] == (5, "5/common/None", [], "r") and out["author"][1][1] == "nan/common/None"
     # the nulls other than "lag" are saved with the null in the first axis' title; lag and snr closed
     assert saved == [("A1_full", "OUT", "A1", "title A1 [full null]", "second"),
                      ("A14_full", "OUT", "A14", "title A14 [full null]", "second"),
@@ -538,7 +538,7 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
                      ("A14_author", "OUT", "A14", "title A14 [author null]", "second")]
     assert closed == ["title A1", "title A14", "title A1", "title A14"]
     assert saved_data == [("A1", True), ("A14", True)] * 2             # each figure with its own data
-    assert rendered == {"A1": {"h": -1}, "A2": "shared", "A14": {}, "A8": "x"}       # not modified
+    assert rendered == {"A1": {"h": -1}, "A2": "common", "A14": {}, "A8": "x"}       # not modified
     saved.clear(), closed.clear()
     nl.findings_by_variant(R, rendered, figures)                                      # out None: nothing saved
     assert saved == [] and len(closed) == 8
