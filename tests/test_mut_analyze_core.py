@@ -411,33 +411,30 @@ class _Stop(Exception):
     pass
 
 
-def test_analyze_default_backend_and_progress(monkeypatch):
-    """backend "numba" and progress on by default (the pass is stopped once it has been handed them)."""
+def _stopped_pass(monkeypatch, **kw):
+    """(args, kwargs) that analyze hands the one-pass diagnostics, which stops there."""
     seen = []
 
     def stop(*a, **k):
-        seen.append(k)
+        seen.append((a, k))
         raise _Stop
     monkeypatch.setattr(dg, "envelope_and_matched", stop)
     cell, params = _gru()
     x, y = _data(cell, 6, 20)
     with pytest.raises(_Stop):
-        core.analyze(cell, params, x, y)
-    assert seen[0]["backend"] == "numba" and seen[0]["progress"] is True
+        core.analyze(cell, params, x, y, **kw)
+    return params, seen[0]
+
+
+def test_analyze_default_backend_and_progress(monkeypatch):
+    """backend "numba" and progress on by default (the pass is stopped once it has been handed them)."""
+    _, (_, k) = _stopped_pass(monkeypatch)
+    assert k["backend"] == "numba" and k["progress"] is True
 
 
 def test_analyze_rates_by_name_over_the_models_parameters(monkeypatch):
     """rates ("sgd", {lr}): an SGD optimizer over (a copy of) the model's own parameters."""
-    seen = []
-
-    def stop(*a, **k):
-        seen.append(a)
-        raise _Stop
-    monkeypatch.setattr(dg, "envelope_and_matched", stop)
-    cell, params = _gru()
-    x, y = _data(cell, 6, 20)
-    with pytest.raises(_Stop):
-        core.analyze(cell, params, x, y, rates=("sgd", {"lr": 0.25}), lags=5)
-    opt, lags = seen[0][4], seen[0][5]
+    params, (a, _) = _stopped_pass(monkeypatch, rates=("sgd", {"lr": 0.25}), lags=5)
+    opt, lags = a[4], a[5]
     assert sorted(opt.rates()) == sorted(params) and all((r == 0.25).all() for r in opt.rates().values())
     assert lags.tolist() == [1, 2, 3, 4, 5]                  # lags = 5: every lag up to T − 1
