@@ -13,7 +13,8 @@ share it, the run happens in a scratch copy of the tree,
 ``$MUTMUT_WORKDIR`` (default /tmp/lwsim-mutation/<module>), holding lwsim/, theory/,
 tests/, docs/, README.md and pyproject.toml. That copy is refreshed first (``--keep``
 keeps its ``mutants/``, e.g. to re-run after adding a test: only the changed
-functions' mutants are redone). Afterwards it prints
+functions' mutants are redone; ``--names=PAT[,PAT...]`` runs only the mutants whose names
+match those fnmatch patterns, e.g. the survivors of an earlier run). Afterwards it prints
 ``mutmut results`` (the survivors). To read a finished run again without re-running it:
 
     python tools/mutation.py <module> --show <mutant name> [...]   # each mutant's diff
@@ -50,6 +51,10 @@ def _configure(module: str, selection: list[str]) -> None:
 def main(argv: list[str]) -> int:
     keep = "--keep" in argv
     argv = [a for a in argv if a != "--keep"]
+    # --names=PAT[,PAT...]: run only the mutants whose names match (fnmatch patterns, e.g.
+    # 'lwsim.x.x_f__mutmut_*'); the rest keep no verdict in this run
+    names = [p for a in argv if a.startswith("--names=") for p in a.split("=", 1)[1].split(",") if p]
+    argv = [a for a in argv if not a.startswith("--names=")]
     extra: list[str] = []
     if "--" in argv:
         i = argv.index("--")
@@ -92,7 +97,7 @@ def main(argv: list[str]) -> int:
     from mutmut.__main__ import cli
     children = os.environ.get("MUTMUT_CHILDREN", "1")
     try:
-        cli.main(["run", "--max-children", children], standalone_mode=False)
+        cli.main(["run", "--max-children", children, *names], standalone_mode=False)
     finally:
         try:
             cli.main(["results"], standalone_mode=False)
