@@ -56,6 +56,16 @@ def test_snr_no_floating_point_warnings():
                                       [np.inf, np.inf])
 
 
+def test_n_star_overflow_is_inf_silently():
+    # (ε σ̂/|m̄|)^κ̂ beyond the float range is N* = inf, without a floating-point warning:
+    # (20·1e200/1)³ = 8e603 > 1.8e308; (20·1e200/1)² = 4e402 too; the base itself overflows at 1e300/1e-10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert det.n_star(1.0, 1.5, 1e200) == np.inf
+        np.testing.assert_allclose(det.n_star([1.0, 1.0], [2.0, 1.5], [1e200, 1.0], eps=2.0), [np.inf, 8.0])
+        assert det.n_star(1e-10, 2.0, 1e300) == np.inf
+
+
 def test_detectable_types_and_eps():
     assert det.detectable(1.0, 2.0, 1.0, 401) is True
     assert det.detectable(1.0, 2.0, 1.0, 400) is False
