@@ -27,8 +27,10 @@ def test_int_list_and_ints():
     assert cli._int_list("1, 2,3") == [1, 2, 3]          # spaces dropped
     assert cli._int_list("1,,2,") == [1, 2]               # empty items skipped
     assert cli._int_list("7") == [7]
-    with pytest.raises(ValueError):
+    assert cli._int_list("1 000,10 000") == [1000, 10000]  # spaces inside a number are dropped too
+    with pytest.raises(ValueError) as e:
         cli._int_list(" , ")
+    assert e.value.args == (" , ",)                       # the text given
     assert cli._ints("5") == 5 and type(cli._ints("5")) is int       # one value: a number, not a list
     assert cli._ints("2,3") == [2, 3]
 
@@ -184,7 +186,7 @@ def test_hyper_names():
 # --- run: what reaches the loaders and analyze, and what it prints --------------------------------
 class _Rep:
     def __init__(self):
-        self.detection = types.SimpleNamespace(h_n=[1.0, 7.0], n_grid=[10.0, 100.0])
+        self.detection = types.SimpleNamespace(h_n=[1.0, 3.0, 7.0], n_grid=[10.0, 30.0, 100.0])
         self.saved = None
 
     def save(self, out, dpi):
@@ -343,6 +345,7 @@ def test_main_shows_every_warning(tmp_path, monkeypatch, capsys):
     def warn_twice(args):
         for _ in range(2):
             warnings.warn("heads up", UserWarning)
+            warnings.warn("old api", DeprecationWarning)    # not a UserWarning: the caller's "ignore" holds
         return _Rep(), []
     monkeypatch.setattr(cli, "run", warn_twice)
     with warnings.catch_warnings(record=True) as seen:
