@@ -395,3 +395,88 @@ def test_planted_check_grid_options():
 def test_planted_check_default_method_and_single_lag():
     r = P.planted_check("exponential", 1.8, lags=[5.0], n_samples=300, n_points=3)
     assert r.resolution == 1.0 and r.lags.tolist() == [5.0]
+
+
+# ------------------------------------------------------------------ inputs of other dtypes, warnings
+def test_float32_inputs_are_computed_in_float64():
+    # float32(3) is exactly 3: f(3) = 1/3 and H = √3/2 (κ = 2, A = 2) in float64, not float32's
+    # 0.33333334 / 0.8660254 (NumPy keeps float32 arrays float32 against Python floats)
+    lags32 = np.array([3.0], dtype=np.float32)
+    assert P.envelope("power", lags32)[0] == pytest.approx(1 / 3, rel=1e-15)
+    assert P.envelope("exponential", lags32, 0.5)[0] == pytest.approx(math.exp(-1.5), rel=1e-15)
+    assert P.theory_window("power", lags32, 2.0, 1.0, 1.0, 2.0)[0] == pytest.approx(math.sqrt(3) / 2,
+                                                                                   rel=1e-15)
+    # growth fit, float32 budgets 2^0..2^5 (exact): crossings at x = (j − ½) log 2, y = j + 2:
+    # slope 1/log 2 (float32's log 2 is off by 3·10⁻⁸)
+    lags = np.arange(1.0, 11.0)
+    n32 = np.array([1, 2, 4, 8, 16, 32], dtype=np.float32)
+    slope, _ = P.growth_fit("exponential", lags, n32, [2.0, 3.0, 4.0, 5.0, 6.0, 6.0])
+    assert slope == pytest.approx(1 / math.log(2), rel=1e-12)
+    # float32 windows 2, 4, .., 32 (exact), power law: log H = k log 2 at x = 2k − 1: slope log 2 / 2
+    h32 = np.array([2, 4, 8, 16, 32], dtype=np.float32)
+    slope, _ = P.growth_fit("power", [1.0, 100.0], np.exp([0.0, 2, 4, 6, 8]), h32)
+    assert slope == pytest.approx(math.log(2) / 2, rel=1e-12)
+
+
+def test_nan_windows_raise_no_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(P.theory_window("power", [-1.0], 2.0, 1.0, 1.0, 1.0)[0])   # (−1)^{1/2}
+        # log log 0.8 is undefined: that crossing is left out without a warning
+        t = np.array([1.0, 2.0, 3.0, 4.0])
+        h = np.concatenate([[0.6, 0.8], np.exp(np.exp(t))])
+        slope, _ = P.growth_fit("logarithmic", [0.5, 1e30], np.exp(np.arange(6.0)), h)
+        assert slope == pytest.approx(1.0)
+
+
+def test_edges_lag_lo_three_between_lags():
+    # lo = 3 lies inside [lags[0], lags[-1]] but is no lag: 3 itself, not the 2nd lag (2)
+    assert P._edges([1.0, 2.0, 10.0]) == (3.0, 8.0)
+    # the last lag is 3 (3 ≤ lags[-1] holds): 3, and lag_hi = max(0.8·3, 3 + 1)
+    assert P._edges([1.0, 2.0, 3.0]) == (3.0, 4.0)
+
+
+def test_choose_grid_gain_uses_the_params():
+    # β = 2, C = 2, κ = 2: f = 2/ℓ², span = (f(3)/f(32.8))² = (32.8/3)⁴, n_lo = span^{−1/2} = (3/32.8)²,
+    # c = εσ/(f(3) n_lo^{1/2}) = 200/((2/9)(3/32.8)) = 9840
+    g = P.choose_grid("power", {"beta": 2.0, "C": 2.0}, 2.0, 1.0, 200.0, LAGS40, 20_000)
+    assert g.c == pytest.approx(9840.0, rel=1e-12)
+    assert g.n_grid[0] == pytest.approx((3 / 32.8) ** 2, rel=1e-12)
+    assert g.n_grid[-1] == pytest.approx((32.8 / 3) ** 2, rel=1e-12)
+
+
+def test_choose_grid_edge_at_the_cap_tolerance(monkeypatch):
+    # N(lag_hi) exactly n_cap (1 + 10⁻⁹) is still on the edge; the next float above is cut at the cap
+    n_cap = 20_000.0 * 2.0 ** 2                                   # n (ε/margin)^κ = 8·10⁴ exactly
+    top = n_cap * (1 + 1e-9)
+    for n_hi, edge in ((top, True), (np.nextafter(top, np.inf), False)):
+        monkeypatch.setattr(P.scaling, "samples_needed_fn",
+                            lambda law, n_hi=n_hi: (lambda H, **kw: n_hi if H == 30.0 else 1.0))
+        g = P.choose_grid("power", None, 2.0, 1.0, 200.0, LAGS40, 20_000, c=600.0, lag_lo=3, lag_hi=30)
+        assert g.edge_ok is edge and g.n_grid[-1] == (n_hi if edge else n_cap)
+
+
+def test_grid_index_float32_lags_keep_the_rounding_tolerance():
+    # float32 lags are compared in float64: H_N = 3(1 − 10⁻¹³) still counts lag 3 (in float32,
+    # 3(1 − 10⁻¹²) rounds back to 3 and the tolerance is lost)
+    assert P.grid_index(np.array([4.0, 2.0, 3.0], dtype=np.float32), [3 * (1 - 1e-13)]).tolist() == [2]
+
+
+def test_planted_check_method_and_bootstrap_seed():
+    kw = dict(lags=[5.0, 6.0], n_samples=499, n_points=3)
+    # the tail-fit method is passed on
+    r = P.planted_check("power", 1.9, seed=4, method="mcculloch", **kw)
+    assert r.table.method == ("mcculloch", "mcculloch")
+    # below 500 samples "auto" takes the McCulloch bootstrap median: the bootstrap continues the
+    # run's own generator (seed 4: first the samples, then the resamples), so a run is reproducible
+    # and equals lwsim's pipeline fed from that generator by hand
+    r = P.planted_check("power", 1.9, seed=4, **kw)
+    assert r.table.method == ("mcculloch_boot", "mcculloch_boot")
+    assert 1.9 <= r.table.alpha[0] < 2.0
+    np.testing.assert_array_equal(P.planted_check("power", 1.9, seed=4, **kw).table.alpha, r.table.alpha)
+    rng = np.random.default_rng(4)
+    X = P.planted_samples("power", None, 1.9, 1.0, r.c, r.lags, 499, seed=rng)
+    t = stats.detection_table(X, r.lags, r.n_grid, eps=200.0, seed=rng)
+    np.testing.assert_array_equal(r.table.alpha, t.alpha)
+    np.testing.assert_array_equal(r.table.sigma, t.sigma)
