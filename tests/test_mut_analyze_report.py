@@ -245,8 +245,10 @@ def test_markdown_shows_ten_neurons_at_most():
     assert [row.split(" | ")[0] for row in rows] == [f"| {q}" for q in range(11, 1, -1)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def figs():
+    # function scope on purpose: mutmut maps a test to the functions it calls, and a module-scoped
+    # fixture's call of figures() counts for the first test that uses it only
     pytest.importorskip("matplotlib")
     import matplotlib
     matplotlib.use("Agg")
@@ -272,7 +274,8 @@ def test_figure_envelope(figs):
     assert [ln.get_marker() for ln in lines] == ["o", "s", "None"]
     assert [ln.get_linestyle() for ln in lines] == ["-", "--", ":"] and [ln.get_markersize() for ln in lines[:2]] == [3, 3]
     assert lines[0].get_ydata().tolist() == [0.5, 0.25, 0.125] and lines[1].get_ydata().tolist() == [0.4, 0.2, 0.1]
-    assert lines[2].get_ydata().tolist() == [1.0, 0.5, 0.25] and lines[0].get_xdata().tolist() == [1, 2, 3]
+    assert lines[2].get_ydata().tolist() == [1.0, 0.5, 0.25]
+    assert [ln.get_xdata().tolist() for ln in lines] == [[1, 2, 3]] * 3         # every curve against the lags
     assert _labels(ax) == ["f(ℓ) first order", "f_exact(ℓ)", "f_gates(ℓ)"]
     assert ax.get_legend().get_texts()[0].get_fontsize() == 8
     bbox = ax.get_tightbbox(fig.canvas.get_renderer())          # tight_layout: the x label inside
@@ -408,3 +411,65 @@ def test_save_default_dpi_into_an_existing_folder(tmp_path, monkeypatch):
     paths = _report().save(tmp_path)                                  # tmp_path exists already
     assert seen == [(n, 120, {}) for n in ("envelope.png", "window.png", "tails.png", "neurons.png")]
     assert paths[:2] == [tmp_path / "report.md", tmp_path / "report.json"]
+
+
+def test_to_json_names_the_offending_key():
+    r = _report()
+    r.settings["odd"] = object()
+    with pytest.raises(TypeError) as e:
+        r.to_json()
+    assert str(e.value) == "report.settings.odd: value of type object is not JSON-serialisable"
+
+
+def test_figure_axes_side_by_side(figs):
+    """tails and neurons: one row of two panels, the second to the right of the first."""
+    for name in ("tails", "neurons"):
+        a1, a2 = figs[name].axes
+        p1, p2 = a1.get_position(), a2.get_position()
+        assert p2.x0 > p1.x1 and p1.y0 == pytest.approx(p2.y0) and p1.height == pytest.approx(p2.height), name
+        assert a1.get_subplotspec().get_geometry()[:2] == (1, 2) and a2.get_subplotspec().colspan.start == 1
+
+
+def test_figure_window_null_named_by_default_and_empty_grid():
+    """No detection_nulls and no "noise" in the settings: the one line is the "lag" null; an empty
+    N grid (0 decades) still gets the 1-2-5 ticks and an empty line."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    r = _report(nulls=False)
+    del r.settings["noise"]
+    figs = r.figures()
+    ax, = figs["window"].axes
+    line, = ax.get_lines()
+    assert (line.get_label(), line.get_marker(), line.get_linestyle()) == ("lag null", "o", "-")
+    for f in figs.values():
+        plt.close(f)
+    r.detection.n_grid = np.array([])
+    r.detection.h_n = np.array([])
+    figs = r.figures()
+    ax, = figs["window"].axes
+    line, = ax.get_lines()
+    assert len(line.get_xdata()) == 0 and list(ax.xaxis.get_major_locator()._subs) == [1.0, 2.0, 5.0]
+    for f in figs.values():
+        plt.close(f)
+
+
+def test_save_closes_each_figure_once_written(tmp_path, monkeypatch):
+    """A figure is closed right after its PNG is written: when the k-th is saved, the k−1 before it
+    are closed and the ones after it still open."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    seen, made = [], []
+    real = rp.Report.figures
+
+    def spy_figures(self):
+        out = real(self)
+        made.extend(f.number for f in out.values())
+        return out
+
+    monkeypatch.setattr(rp.Report, "figures", spy_figures)
+    monkeypatch.setattr(Figure, "savefig", lambda self, p, dpi=None, **k: seen.append(
+        [n for n in made if plt.fignum_exists(n)]))
+    _report().save(tmp_path)
+    assert seen == [made, made[1:], made[2:], made[3:]]
+    assert not any(plt.fignum_exists(n) for n in made)
