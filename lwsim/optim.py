@@ -218,6 +218,10 @@ class Optimizer:
                 raise KeyMismatchError(f"optimizer state_dict lacks {key!r} (it needs name, hyper, step, state)")
         if sd["name"] != self.name:
             raise ValueError(f"state_dict is for optimizer {sd['name']!r}, this is {self.name!r}")
+        unknown = set(sd["hyper"]) - set(self._defaults)   # refused as the constructor refuses them
+        if unknown:
+            raise TypeError(f"optimizer state_dict for {self.name!r} has unknown hyper-parameter(s) "
+                            f"{sorted(unknown)}; accepted: {sorted(self._defaults)}")
         hyper = dict(self._defaults)
         hyper.update(sd["hyper"])
         hyper = self._validate(hyper)

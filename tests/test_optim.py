@@ -238,6 +238,13 @@ def test_load_state_dict_errors():
     bad["state"]["zz"] = bad["state"].pop("a")
     with pytest.raises(KeyError, match="missing"):
         opt.load_state_dict(bad)
+    bad = opt.state_dict()
+    bad["hyper"]["momentum"] = 0.9            # not Adam's: refused as make("adam", p, momentum=0.9) is
+    with pytest.raises(TypeError) as e:
+        opt.load_state_dict(bad)
+    assert str(e.value) == ("optimizer state_dict for 'adam' has unknown hyper-parameter(s) ['momentum']; "
+                            "accepted: ['amsgrad', 'betas', 'eps', 'lr', 'weight_decay']")
+    assert opt.hyper["lr"] == 1e-3 and "momentum" not in opt.hyper       # nothing changed
 
 
 # ---- clipping --------------------------------------------------------------------------------
