@@ -264,6 +264,10 @@ def test_from_state_dict_messages_and_unknown_hyper_parameters():
     sd["hyper"]["betas"] = (0.9, 0.99)                                  # not an SGD hyper-parameter
     with pytest.raises(TypeError, match="unknown hyper-parameter"):
         optim.from_state_dict(_p(0.0), sd)
+    # the constructor's message (the optimizer is built from the state_dict's hyper-parameters)
+    with pytest.raises(TypeError, match=_exact("optimizer 'sgd' got unknown hyper-parameter(s) ['betas']; accepted: "
+                                               "['dampening', 'lr', 'momentum', 'nesterov', 'weight_decay']")):
+        optim.from_state_dict(_p(0.0), sd)
 
 
 # ---- clip_grad_norm ----------------------------------------------------------------------------
