@@ -67,7 +67,8 @@ def json_diff(old, new, limit=3):
         a, b = _numbers(json.loads(old)), _numbers(json.loads(new))
     except ValueError:
         return "not valid JSON on one side"
-    moved = [k for k in sorted(set(a) | set(b)) if a.get(k, "<absent>") != b.get(k, "<absent>")]
+    absent = object()            # not a string: a JSON value "<absent>" must not pass for a missing key
+    moved = [k for k in sorted(set(a) | set(b)) if a.get(k, absent) != b.get(k, absent)]
     if not moved:
         return "same numbers, different bytes"
     worst = max(_rel(a.get(k), b.get(k)) for k in moved)
