@@ -1,0 +1,413 @@
+"""Mutation tests of lwsim/figures/__main__.py (issue 32): the CLI pieces with the heavy calls stubbed
+(make_figures, the cost table, the pinned restart), so each test takes milliseconds."""
+import os
+import sys
+
+import pytest
+
+import subprocess
+
+import lwsim.figures.__main__ as M
+from lwsim import platform
+from lwsim.figures import figures as F
+from lwsim.figures.figures import FIGURES
+
+
+@pytest.fixture(autouse=True)
+def _no_child(monkeypatch):
+    """No test starts a real pinned child (a mutant that restarts would run a whole preset)."""
+    def refuse(*a, **k):
+        raise AssertionError("a pinned child was started")
+    monkeypatch.setattr(subprocess, "call", refuse)
+    monkeypatch.setattr(os, "execve", refuse)
+
+
+def _err(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        M.parse_args(argv)
+    assert e.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_defaults(monkeypatch):
+    monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
+    a = M.parse_args([])
+    assert (a.preset, a.jobs, a.out, a.cache, a.backend) == ("quick", None, "figures", "runs", "numba")
+    assert (a.force, a.no_progress, a.scheduler, a.scheduler_timeout) == (False, False, None, 30.0)
+    assert (a.threads_per_run, a.retries, a.dry_run, a.calibrate) == (None, 1, False, False)
+    assert (a.train_dtype, a.native, a.compare, a.profile) == (None, False, None, False)
+    assert a.only == list(FIGURES)
+
+
+def test_flags_parsed():
+    a = M.parse_args(["--preset", "smoke", "--only", " a2 ,b7,", "--jobs", "1", "--threads-per-run", "1",
+                      "--retries", "0", "--scheduler-timeout", "0.5", "--force", "--no-progress",
+                      "--dry-run", "--calibrate", "--train-dtype", "float64", "--native", "--profile",
+                      "--compare", "x", "--backend", "numpy", "--out", "o", "--cache", "c"])
+    assert a.only == ["A2", "B7"] and a.jobs == 1 and a.threads_per_run == 1 and a.retries == 0
+    assert a.scheduler_timeout == 0.5 and a.force and a.no_progress and a.dry_run and a.calibrate
+    assert a.train_dtype == "float64" and a.native and a.profile and a.compare == "x"
+    assert (a.backend, a.out, a.cache, a.preset) == ("numpy", "o", "c", "smoke")
+
+
+def test_scheduler_default_from_env(monkeypatch):
+    monkeypatch.setenv("LWSIM_SCHEDULER", "tcp://h:1")
+    # the default is read when parse_args builds the parser
+    assert M.parse_args([]).scheduler == "tcp://h:1"
+    monkeypatch.setenv("LWSIM_SCHEDULER", "")
+    assert M.parse_args([]).scheduler is None
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--jobs", "0"], "--jobs must be >= 1, got 0"),
+    (["--threads-per-run", "0"], "--threads-per-run must be >= 1, got 0"),
+    (["--retries", "-1"], "--retries must be >= 0, got -1"),
+    (["--scheduler-timeout", "0"], "--scheduler-timeout must be > 0, got 0.0"),
+    (["--scheduler-timeout", "nan"], "--scheduler-timeout must be > 0, got nan"),
+    (["--only", "A2,Z9"], "--only: unknown figure id(s) ['Z9']; valid: " + ",".join(FIGURES)),
+    (["--only", " , "], "--only: unknown figure id(s) ' , '; valid: "),
+])
+def test_parse_errors(capsys, argv, msg):
+    err = _err(capsys, argv)
+    assert err.startswith("lwsim.figures: error: " + msg), err
+    assert "(--help lists the options)" in err
+
+
+def test_parse_bounds_accepted():
+    a = M.parse_args(["--jobs", "1", "--threads-per-run", "1", "--retries", "0", "--scheduler-timeout", "1e-9"])
+    assert (a.jobs, a.threads_per_run, a.retries) == (1, 1, 0)
+    assert M.parse_args(["--preset", "paper"]).preset == "paper"
+
+
+def test_help_lists_first_doc_line(capsys):
+    with pytest.raises(SystemExit) as e:
+        M.parse_args(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m lwsim.figures")
+    assert M.__doc__.split("\n")[0] in out
+    assert "grid size, docs/presets.md (default: quick)" in out
+
+
+# ---- _setup_problem: which checks run, in which order --------------------------------------------
+
+class _Calls:
+    def __init__(self, monkeypatch, problems):
+        self.seen = []
+        import lwsim._cli as cli
+
+        def folder(path, flag):
+            self.seen.append(flag)
+            return problems.get(flag)
+
+        def backend(b):
+            self.seen.append("--backend")
+            return problems.get("--backend")
+
+        def dask():
+            self.seen.append("dask")
+            return problems.get("dask")
+        monkeypatch.setattr(cli, "folder_problem", folder)
+        monkeypatch.setattr(cli, "backend_problem", backend)
+        monkeypatch.setattr(M, "_dask_problem", dask)
+
+
+def _args(*argv):
+    return M.parse_args(list(argv))
+
+
+def test_setup_all_checks_in_order(monkeypatch, tmp_path):
+    c = _Calls(monkeypatch, {})
+    assert M._setup_problem(_args("--scheduler", "local", "--compare", str(tmp_path))) is None
+    assert c.seen == ["--cache", "--out", "--backend", "dask"]
+
+
+def test_setup_first_problem_wins(monkeypatch):
+    c = _Calls(monkeypatch, {"--out": "OUT", "--backend": "BK", "dask": "DK"})
+    assert M._setup_problem(_args("--scheduler", "local")) == "OUT"
+    assert c.seen == ["--cache", "--out"]
+    c = _Calls(monkeypatch, {"--cache": "CA", "--out": "OUT"})
+    assert M._setup_problem(_args()) == "CA"
+    c = _Calls(monkeypatch, {"--backend": "BK", "dask": "DK"})
+    assert M._setup_problem(_args("--scheduler", "local")) == "BK"
+    c = _Calls(monkeypatch, {"dask": "DK"})
+    assert M._setup_problem(_args("--scheduler", "local")) == "DK"
+
+
+def test_setup_remote_skips_backend(monkeypatch):
+    c = _Calls(monkeypatch, {})
+    assert M._setup_problem(_args("--scheduler", "tcp://h:1")) is None
+    assert c.seen == ["--cache", "--out", "dask"]
+
+
+def test_setup_no_scheduler_no_dask(monkeypatch, tmp_path):
+    monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
+    c = _Calls(monkeypatch, {})
+    assert M._setup_problem(_args()) is None
+    assert c.seen == ["--cache", "--out", "--backend"]
+
+
+def test_setup_dry_run_only_cache(monkeypatch):
+    c = _Calls(monkeypatch, {})
+    assert M._setup_problem(_args("--dry-run", "--scheduler", "local")) is None
+    assert c.seen == ["--cache"]
+
+
+def test_setup_calibrate_checks_backend(monkeypatch):
+    c = _Calls(monkeypatch, {})
+    assert M._setup_problem(_args("--calibrate", "--scheduler", "tcp://h:1")) is None
+    assert c.seen == ["--cache", "--backend"]
+
+
+def test_setup_compare_not_folder(monkeypatch, tmp_path):
+    _Calls(monkeypatch, {})
+    f = tmp_path / "f"
+    f.write_text("x")
+    assert M._setup_problem(_args("--compare", str(f))) == f"--compare {f}: is not a folder"
+    assert M._setup_problem(_args("--compare", str(tmp_path / "missing"))).endswith(": is not a folder")
+
+
+def test_dask_problem(monkeypatch):
+    import lwsim.figures.dist as D
+
+    def boom():
+        raise D.DaskUnavailable("no dask here")
+    monkeypatch.setattr(D, "_import_distributed", boom)
+    assert M._dask_problem() == "no dask here"
+    monkeypatch.setattr(D, "_import_distributed", lambda: None)
+    assert M._dask_problem() is None
+
+
+# ---- _pinned_restart ----------------------------------------------------------------------------
+
+def test_pinned_restart_skips(monkeypatch):
+    monkeypatch.setenv("LWSIM_PLATFORM", "native")
+    assert M._pinned_restart(_args(), []) is None
+    monkeypatch.setenv("LWSIM_PLATFORM", "pinned")
+    assert M._pinned_restart(_args(), []) is None
+    monkeypatch.delenv("LWSIM_PLATFORM")
+    monkeypatch.setattr(platform, "pinnable", lambda: pytest.fail("must not ask"))
+    assert M._pinned_restart(_args("--native"), []) is None
+    assert M._pinned_restart(_args("--dry-run"), []) is None
+
+
+def test_pinned_restart_unpinnable(monkeypatch, capsys):
+    monkeypatch.delenv("LWSIM_PLATFORM")
+    monkeypatch.setattr(platform, "pinnable", lambda: "this CPU lacks AVX2")
+    assert M._pinned_restart(_args(), []) is None
+    assert capsys.readouterr().err == (
+        "lwsim.figures: warning: this CPU lacks AVX2; running with this CPU's native kernels, so the bits "
+        "may differ from the pinned reference\n")
+
+
+def test_pinned_restart_subprocess(monkeypatch, capsys):
+    monkeypatch.delenv("LWSIM_PLATFORM")
+    monkeypatch.setattr(platform, "pinnable", lambda: None)
+    monkeypatch.setattr(platform, "pinned_env", lambda: ({"E": "1"}, ["n1", "n2"]))
+    got = {}
+
+    def call(cmd, env=None, preexec_fn=None):
+        got.update(cmd=cmd, env=env, preexec_fn=preexec_fn)
+        return 7
+    monkeypatch.setattr(subprocess, "call", call)
+    assert M._pinned_restart(_args("--only", "A2"), ["--only", "A2"]) == 7
+    assert got["cmd"] == platform.reexec_argv("lwsim.figures", ["--only", "A2"])
+    assert got["env"] == {"E": "1"} and got["preexec_fn"] is platform.die_with_parent
+    assert capsys.readouterr().err == "lwsim.figures: pinned platform: n1\nlwsim.figures: pinned platform: n2\n"
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(subprocess, "call", interrupted)
+    assert M._pinned_restart(_args(), []) == 130
+
+
+def test_pinned_restart_execve(monkeypatch):
+    monkeypatch.delenv("LWSIM_PLATFORM")
+    monkeypatch.setattr(platform, "pinnable", lambda: None)
+    monkeypatch.setattr(platform, "pinned_env", lambda: ({"E": "1"}, []))
+    got = {}
+
+    class Exec(Exception):
+        pass
+
+    def execve(path, cmd, env):
+        got.update(path=path, cmd=cmd, env=env)
+        raise Exec
+    monkeypatch.setattr(os, "execve", execve)
+    with pytest.raises(Exec):
+        M._pinned_restart(_args(), ["--force"], as_program=True)
+    cmd = platform.reexec_argv("lwsim.figures", ["--force"])
+    assert got == {"path": cmd[0], "cmd": cmd, "env": {"E": "1"}}
+
+
+# ---- main ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def stub(monkeypatch, tmp_path):
+    """make_figures recorded (writes one file into --out); no folder/backend checks beyond the real ones."""
+    calls = []
+
+    def make(only, **kw):
+        calls.append((only, kw))
+        os.makedirs(kw["out"], exist_ok=True)
+        with open(os.path.join(kw["out"], "a.json"), "w") as f:
+            f.write("{}")
+    monkeypatch.setattr(F, "make_figures", make)
+    monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return calls
+
+
+def test_main_passes_arguments(stub, capsys):
+    assert M.main(["--only", "A2,B7", "--preset", "smoke", "--jobs", "3", "--out", "o", "--cache", "c",
+                   "--backend", "numpy", "--force", "--no-progress", "--threads-per-run", "2",
+                   "--retries", "4", "--scheduler-timeout", "5", "--train-dtype", "float64"]) == 0
+    assert stub == [(["A2", "B7"], dict(preset="smoke", out="o", cache="c", jobs=3, backend="numpy",
+                                        force=True, progress=False, scheduler=None, threads_per_run=2,
+                                        retries=4, timeout=5.0, train_dtype="float64"))]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("lwsim.figures: 2 figure(s), preset smoke, into o/ in ")
+    assert out[0].endswith(" s")
+    assert out[1].startswith("lwsim.figures: ")
+    assert "the previous files in o/" in "\n".join(out)
+
+
+def test_main_progress_default(stub, capsys):
+    assert M.main(["--only", "A1"]) == 0
+    assert stub[0][1]["progress"] is True and stub[0][1]["force"] is False
+    assert capsys.readouterr().out.startswith("lwsim.figures: 1 figure(s), preset quick, into figures/ in ")
+
+
+def test_main_setup_error(stub, capsys, tmp_path):
+    (tmp_path / "file").write_text("x")
+    assert M.main(["--cache", "file"]) == 2
+    assert capsys.readouterr().err.startswith("lwsim.figures: error: --cache file: is an existing file")
+    assert stub == []
+
+
+def test_main_restart_status_returned(stub, monkeypatch):
+    monkeypatch.setattr(M, "_pinned_restart", lambda a, argv, p: 5)
+    assert M.main(["--only", "A1"]) == 5 and stub == []
+    monkeypatch.setattr(M, "_pinned_restart", lambda a, argv, p: 0)
+    assert M.main(["--only", "A1"]) == 0 and stub == []
+
+
+def test_main_as_program(stub, monkeypatch):
+    seen = []
+    monkeypatch.setattr(M, "_pinned_restart", lambda a, argv, p: seen.append((argv, p)) or 3)
+    monkeypatch.setattr(sys, "argv", ["x", "--only", "A1"])
+    assert M.main() == 3
+    assert M.main(("--only", "A2")) == 3
+    assert seen == [(["--only", "A1"], True), (["--only", "A2"], False)]
+
+
+def test_main_pinned_warning(stub, monkeypatch, capsys):
+    monkeypatch.setattr(M, "_pinned_restart", lambda *a: None)
+    monkeypatch.setenv("LWSIM_PLATFORM", "pinned")
+    monkeypatch.setattr(platform, "describe", lambda: {"ok": False})
+    assert M.main(["--only", "A1"]) == 0
+    assert capsys.readouterr().err == ("lwsim.figures: warning: the pinned platform did not take effect "
+                                       "({'ok': False}); the bits may differ from the pinned reference\n")
+    monkeypatch.setattr(platform, "describe", lambda: {"ok": True})
+    assert M.main(["--only", "A1"]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("LWSIM_PLATFORM", "native")
+    monkeypatch.setattr(platform, "describe", lambda: {"ok": False})
+    assert M.main(["--only", "A1"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_main_remote_note(stub, monkeypatch, capsys):
+    monkeypatch.setattr(M, "_dask_problem", lambda: None)
+    assert M.main(["--only", "A1", "--scheduler", "tcp://h:1"]) == 0
+    assert stub[0][1]["scheduler"] == "tcp://h:1"
+    assert capsys.readouterr().err == (
+        "lwsim.figures: note: Dask workers run with the platform they were started with; for the pinned "
+        "bits start them under the lines `python -m lwsim.platform` prints\n")
+    assert M.main(["--only", "A1", "--scheduler", "local"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_main_dry_run_and_calibrate_go_to_cost(stub, monkeypatch):
+    seen = []
+    monkeypatch.setattr(M, "_cost", lambda a: seen.append((a.dry_run, a.calibrate)) or 9)
+    monkeypatch.setattr(M, "_dask_problem", lambda: None)
+    assert M.main(["--dry-run", "--scheduler", "tcp://h:1"]) == 9
+    assert M.main(["--calibrate", "--backend", "numpy"]) == 9
+    assert seen == [(True, False), (False, True)] and stub == []
+
+
+def test_main_errors(monkeypatch, tmp_path, capsys):
+    from lwsim.figures.dist import DaskUnavailable, SchedulerUnreachable
+    from lwsim.figures.runner import GridFailed
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
+    for exc, code, text in [(DaskUnavailable("no dask"), 2, "lwsim.figures: error: no dask\n"),
+                            (SchedulerUnreachable("gone"), 2, "lwsim.figures: error: gone\n"),
+                            (GridFailed({}), 1,
+                             "lwsim.figures: 0 run(s) failed (the other runs finished and are cached):\nno figures written; rerun to retry the failed "
+                             "runs (finished runs are cached)\n")]:
+        def make(only, _e=exc, **kw):
+            raise _e
+        monkeypatch.setattr(F, "make_figures", make)
+        assert M.main(["--only", "A1"]) == code
+        cap = capsys.readouterr()
+        assert cap.err == text and cap.out == ""
+
+
+def test_main_reports_against_out_and_compare(stub, capsys, tmp_path):
+    os.makedirs("o")
+    (tmp_path / "o" / "a.json").write_text("{}")
+    assert M.main(["--only", "A1", "--out", "o"]) == 0
+    out = capsys.readouterr().out
+    assert "the previous files in o/" in out
+    os.makedirs("ref")
+    (tmp_path / "ref" / "a.json").write_text("{}")
+    (tmp_path / "ref" / "other.json").write_text("{}")   # not written by this run: left out
+    assert M.main(["--only", "A1", "--out", "o2", "--compare", "ref"]) == 0
+    out = capsys.readouterr().out
+    from lwsim.figures.compare import report, snapshot
+    exp = report({"a.json": snapshot("ref")["a.json"]}, snapshot("o2"), "ref/")
+    assert out.splitlines()[1:] == ("lwsim.figures: " + "\n".join(exp)).splitlines()
+
+
+def test_main_profile(stub, monkeypatch, capsys):
+    import lwsim.figures.timing as T
+    import lwsim.figures.plan as P
+    seen = []
+    monkeypatch.setattr(P, "plan", lambda *a: seen.append(a) or "G")
+    monkeypatch.setattr(T, "profile_rows", lambda g, c: seen.append((g, c)) or "R")
+    monkeypatch.setattr(T, "format_profile", lambda r, p, w: seen.append((r, p)) or "PROFILE")
+    assert M.main(["--only", "A1", "--profile", "--preset", "smoke", "--cache", "c", "--train-dtype", "float64",
+                   "--backend", "numpy"]) == 0
+    assert seen == [(["A1"], "smoke", "numpy", "float64"), ("G", "c"), ("R", "smoke")]
+    assert capsys.readouterr().out.splitlines()[-1] == "PROFILE"
+
+
+def test_cost(monkeypatch, capsys):
+    import lwsim.figures.cost as C
+    import lwsim.figures.plan as P
+    seen = []
+    monkeypatch.setattr(C, "calibrate", lambda cache, backend, progress: seen.append(("cal", cache, backend, progress))
+                        or {"startup_s": 1.25})
+    monkeypatch.setattr(C, "load_calibration", lambda cache: seen.append(("load", cache)) or None)
+    monkeypatch.setattr(C, "reference_calibration", lambda: "REF")
+    monkeypatch.setattr(P, "plan", lambda *a: seen.append(("plan",) + a) or "G")
+    monkeypatch.setattr(C, "dry_run_table", lambda g, cache, cal: seen.append(("tab", g, cache, cal)) or "ROWS")
+    monkeypatch.setattr(C, "format_dry_run", lambda rows, preset, cal: f"{rows}|{preset}|{cal}")
+    a = _args("--calibrate", "--dry-run", "--cache", "c", "--backend", "numpy", "--no-progress",
+              "--preset", "smoke", "--only", "A1", "--train-dtype", "float64")
+    assert M._cost(a) == 0
+    assert seen == [("cal", "c", "numpy", False), ("load", "c"), ("plan", ["A1"], "smoke", "numpy", "float64"),
+                    ("tab", "G", "c", "REF")]
+    assert capsys.readouterr().out == (f"lwsim.figures: calibration stored in c/{C.CALIBRATION_FILE} "
+                                       "(numba start-up 1.2 s)\nROWS|smoke|REF\n")
+    seen.clear()
+    monkeypatch.setattr(C, "load_calibration", lambda cache: "MINE")
+    assert M._cost(_args("--dry-run")) == 0
+    assert seen[0][0] == "plan" and seen[1][3] == "MINE"
+    assert capsys.readouterr().out == "ROWS|quick|MINE\n"
+    seen.clear()
+    assert M._cost(_args("--calibrate")) == 0
+    assert seen == [("cal", "runs", "numba", True)]
+    assert capsys.readouterr().out.startswith("lwsim.figures: calibration stored in runs/")

@@ -1,0 +1,253 @@
+"""Mutation tests of lwsim/figures/runner.py, run.py and worker.py (issue 32): run_grid on trivial
+registered experiments (in this process, and once on the spawned pool), the thread caps, the failure
+text and the retries."""
+import json
+import os
+
+import numba
+import pytest
+
+from lwsim.figures import run as R
+from lwsim.figures import runner
+from lwsim.figures.run import EXPERIMENTS, Run, RunError
+from lwsim.figures.worker import run_task
+
+_KEYS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+@pytest.fixture
+def exps(monkeypatch):
+    """Registers _mut_* experiments for the test; removed afterwards."""
+    added = {}
+
+    def add(name, fn):
+        added[name] = fn
+        monkeypatch.setitem(EXPERIMENTS, name, fn)
+    return add
+
+
+def test_thread_env():
+    assert R.thread_env(3) == {k: "3" for k in _KEYS}
+    assert R.thread_env(2.0)["NUMBA_NUM_THREADS"] == "2"
+
+
+def test_worker_thread_env_restores(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    with R.worker_thread_env(2):
+        assert all(os.environ[k] == "2" for k in _KEYS)
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "MKL_NUM_THREADS" not in os.environ
+    with pytest.raises(KeyError):
+        with R.worker_thread_env(4):
+            raise KeyError("x")
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "MKL_NUM_THREADS" not in os.environ
+
+
+def test_experiment_decorator(monkeypatch):
+    monkeypatch.setattr(R, "EXPERIMENTS", {})
+
+    @R.experiment("e1")
+    def f(c):
+        return c
+    assert R.EXPERIMENTS == {"e1": f} and f({"a": 1}) == {"a": 1}
+
+
+def test_run_key():
+    r = Run.make("e", b=2, a=1)
+    assert r.config_json == '{"a": 1, "b": 2}' and r.config == {"a": 1, "b": 2}
+    import hashlib
+    blob = '{"config": {"a": 1, "b": 2}, "experiment": "e", "version": 1}'
+    assert r.key == hashlib.sha256(blob.encode()).hexdigest()[:20] and len(r.key) == 20
+    assert R.RESULTS_VERSION == 1
+
+
+def test_limit_threads(monkeypatch):
+    seen = []
+    monkeypatch.setattr(numba, "set_num_threads", seen.append)
+    import threadpoolctl
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", lambda n: seen.append(("blas", n)))
+    R.limit_threads(None)
+    assert seen == []
+    R.limit_threads(1)
+    assert seen == [1, ("blas", 1)]
+    seen.clear()
+    R.limit_threads(10 ** 6)                      # capped at numba's maximum
+    assert seen == [numba.config.NUMBA_NUM_THREADS, ("blas", 10 ** 6)]
+    seen.clear()
+    R.limit_threads(0)                            # at least one numba thread
+    assert seen[0] == 1
+
+
+def test_failure_text():
+    assert R._failure_text(RunError("Traceback...\nValueError: x")) == "Traceback...\nValueError: x"
+    assert R._failure_text(ValueError("bad")) == "ValueError: bad"
+    assert R._failure_text(KeyError("k")) == "KeyError: 'k'"
+
+
+def test_run_task():
+    res, sec, prof = run_task(dict, '{"a": 1}', threads=None)
+    assert res == {"a": 1} and sec == prof["wall"] and sec >= 0
+    with pytest.raises(RunError) as e:
+        run_task(int, '{"a": 1}')
+    msg = str(e.value)
+    assert msg.startswith("Traceback (most recent call last):") and "TypeError" in msg
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
+def test_run_task_limits_threads(monkeypatch):
+    import lwsim.figures.worker as W
+    seen = []
+    monkeypatch.setattr(W, "limit_threads", seen.append)
+    run_task(dict, "{}", 3)
+    assert seen == [3]
+
+
+def test_grid_failed_message():
+    r = Run.make("e", a=1)
+    g = runner.GridFailed({r: "tb line\n\n"})
+    assert g.failures == {r: "tb line\n\n"}
+    assert str(g) == (f"1 run(s) failed (the other runs finished and are cached):\n"
+                      f"--- e {r.key} config={{\"a\": 1}}\ntb line")
+
+
+def test_run_grid_in_process(tmp_path, exps):
+    calls = []
+    exps("_mut_ok", lambda c: calls.append(c) or {"y": c["x"] * 2})
+    runs = [Run.make("_mut_ok", x=i) for i in (1, 2, 1)]          # a duplicate runs once
+    out = runner.run_grid(runs, tmp_path, jobs=1, progress=False)
+    assert list(out) == runs[:2] and [out[r]["y"] for r in runs[:2]] == [2, 4]
+    assert calls == [{"x": 1}, {"x": 2}]
+    assert runner.run_grid.last_stats == {"total": 2, "computed": 2, "cached": 0, "failed": 0}
+    out = runner.run_grid([runs[1], runs[0]], tmp_path, jobs=1, progress=False)   # all cached: order of the call
+    assert list(out) == [runs[1], runs[0]] and len(calls) == 2
+    assert runner.run_grid.last_stats == {"total": 2, "computed": 0, "cached": 2, "failed": 0}
+    runner.run_grid(runs[:1], tmp_path, jobs=1, progress=False, force=True)
+    assert len(calls) == 3
+    assert runner.run_grid.last_stats == {"total": 1, "computed": 1, "cached": 0, "failed": 0}
+
+
+def test_run_grid_retries_and_failures(tmp_path, exps):
+    n = {"flaky": 0, "bad": 0}
+
+    def flaky(c):
+        n["flaky"] += 1
+        if n["flaky"] == 1:
+            raise ValueError("first try")
+        return {"ok": 1}
+
+    def bad(c):
+        n["bad"] += 1
+        raise ValueError("always")
+    exps("_mut_flaky", flaky)
+    exps("_mut_bad", bad)
+    good, failing = Run.make("_mut_flaky"), Run.make("_mut_bad")
+    with pytest.raises(runner.GridFailed) as e:
+        runner.run_grid([failing, good], tmp_path, jobs=1, progress=False, retries=2)
+    assert n == {"flaky": 2, "bad": 3}                            # 1 + retries attempts
+    assert list(e.value.failures) == [failing]
+    assert "ValueError: always" in e.value.failures[failing]
+    assert runner.run_grid.last_stats == {"total": 2, "computed": 1, "cached": 1 - 1, "failed": 1}
+    assert runner.run_grid([good], tmp_path, jobs=1, progress=False)[good]["ok"] == 1   # cached
+    n["flaky"] = 0
+    with pytest.raises(runner.GridFailed):
+        runner.run_grid([good], tmp_path, jobs=1, progress=False, force=True, retries=0)
+    assert n["flaky"] == 1
+    n["bad"] = 0
+    with pytest.raises(runner.GridFailed):
+        runner.run_grid([failing], tmp_path, jobs=1, progress=False)     # default: one retry
+    assert n["bad"] == 2
+
+
+def test_run_grid_argument_checks(tmp_path, exps):
+    exps("_mut_ok", dict)
+    r = [Run.make("_mut_ok")]
+    for kw, msg in [({"jobs": 0}, "jobs must be >= 1, got 0"),
+                    ({"threads_per_run": 0}, "threads_per_run must be >= 1, got 0"),
+                    ({"retries": -1}, "retries must be >= 0, got -1")]:
+        with pytest.raises(ValueError) as e:
+            runner.run_grid(r, tmp_path, progress=False, **kw)
+        assert str(e.value) == msg
+    with pytest.raises(ValueError) as e:
+        runner.run_grid([Run.make("_mut_nope"), Run.make("_mut_absent")], tmp_path, progress=False)
+    assert str(e.value) == "runs: unknown experiment(s) ['_mut_absent', '_mut_nope']"
+    # the bounds themselves are accepted
+    assert runner.run_grid(r, tmp_path, jobs=1, threads_per_run=1, retries=0, progress=False)[r[0]] == {}
+
+
+def test_run_grid_threads_default(tmp_path, exps, monkeypatch):
+    seen = []
+
+    def pool(todo, jobs, threads, retries):
+        seen.append((jobs, threads, retries))
+        return (x for x in ())
+    monkeypatch.setattr(runner, "_pool_execute", pool)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    exps("_mut_ok", dict)
+    r = Run.make("_mut_ok")
+    for kw in [{"jobs": 3}, {"jobs": 16}, {}, {"jobs": "2", "retries": "3"}]:
+        try:
+            runner.run_grid([r], tmp_path, progress=False, **kw)
+        except KeyError:
+            pass
+    # 8 // 3 = 2; 8 // 16 = 0 -> 1; jobs default 8 -> 1 each; 8 // 2 = 4
+    assert seen == [(3, 2, 1), (16, 1, 1), (8, 1, 1), (2, 4, 3)]
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    try:
+        runner.run_grid([r], tmp_path, progress=False)
+    except KeyError:
+        pass
+    assert seen[-1] == (1, 1, 1)
+
+
+def test_run_grid_dask_route(tmp_path, exps, monkeypatch):
+    import lwsim.figures.dist as D
+    seen = []
+
+    def dask(todo, scheduler, jobs, threads, retries, timeout):
+        seen.append((list(todo), scheduler, jobs, threads, retries, timeout))
+        for run in todo:
+            yield run, True, ({"d": 1}, 0.5, None)
+    monkeypatch.setattr(D, "dask_execute", dask)
+    monkeypatch.setattr(runner, "_pool_execute", lambda *a: pytest.fail("local pool used"))
+    exps("_mut_ok", dict)
+    r = Run.make("_mut_ok", a=1)
+    out = runner.run_grid([r], tmp_path, jobs=2, scheduler="tcp://h:1", progress=False, timeout=7.0)
+    assert out[r]["d"] == 1
+    # a remote cluster: one thread per run by default
+    assert seen == [([r], "tcp://h:1", 2, 1, 1, 7.0)]
+    seen.clear()
+    # a LocalCluster is this machine: 8 cores // 2 jobs = 4 threads per run
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    r2 = Run.make("_mut_ok", a=2)
+    runner.run_grid([r2], tmp_path, jobs=2, scheduler="local", progress=False)
+    assert seen == [([r2], "local", 2, 4, 1, 30.0)]
+    seen.clear()
+    pool = []
+    monkeypatch.setattr(runner, "_pool_execute", lambda *a: pool.append(a) or (x for x in ()))
+    runner.run_grid([r], tmp_path, jobs=2, scheduler="local", progress=False)   # all cached: no cluster
+    assert seen == [] and pool == [([], 2, 4, 1)]
+
+
+def test_pool_execute_in_process(exps):
+    exps("_mut_ok", dict)
+    exps("_mut_bad", int)
+    a, b = Run.make("_mut_ok", v=1), Run.make("_mut_bad", v=1)
+    got = list(runner._pool_execute([a, b], 1, 1, 0))
+    assert [(g[0], g[1]) for g in got] == [(a, True), (b, False)]
+    assert got[0][2][0] == {"v": 1} and got[1][2].startswith("Traceback") and "TypeError" in got[1][2]
+    got = list(runner._pool_execute([b], 4, 1, 1))              # one run: in this process too
+    assert len(got) == 1 and got[0][1] is False
+
+
+def test_pool_execute_spawned(tmp_path, monkeypatch):
+    """The process pool: builtins as experiments (picklable by name), each in a spawned worker
+    whose environment has the thread caps; failures retried, then reported."""
+    monkeypatch.setitem(EXPERIMENTS, "_mut_ok", dict)
+    monkeypatch.setitem(EXPERIMENTS, "_mut_bad", int)
+    monkeypatch.setitem(EXPERIMENTS, "_mut_env", os.getenv)
+    a, b = Run.make("_mut_ok", v=1), Run.make("_mut_bad", v=2)
+    env = Run("_mut_env", json.dumps("OMP_NUM_THREADS"))
+    got = {r: (ok, p) for r, ok, p in runner._pool_execute([a, b, env], 2, 1, 1)}
+    assert got[a][0] is True and got[a][1][0] == {"v": 1}
+    assert got[env] [0] is True and got[env][1][0] == "1"
+    assert got[b][0] is False and "TypeError" in got[b][1]
