@@ -411,3 +411,101 @@ def test_cost(monkeypatch, capsys):
     assert M._cost(_args("--calibrate")) == 0
     assert seen == [("cal", "runs", "numba", True)]
     assert capsys.readouterr().out.startswith("lwsim.figures: calibration stored in runs/")
+
+
+# ---- the help text (user-facing): every option with its value names, choices and help ------------
+
+_HELP = [
+    "--preset {medium,paper,paper-v1,quick,smoke} grid size, docs/presets.md (default: quick)",
+    "--only ONLY comma-separated figure ids, e.g. A2,B7 (default: all)",
+    "--jobs JOBS worker processes (default: all cores)",
+    "--out OUT output folder for PNG/JSON/FINDINGS.md (default: figures)",
+    "--cache CACHE results cache folder (default: runs)",
+    "--backend {numba,numpy,cupy} compute backend of the runs; cupy needs pip install 'lwsim[gpu]' "
+    "(default: numba)",
+    "--force recompute cached runs",
+    "--no-progress no progress bars or stage lines (errors and the summary still print)",
+    "--scheduler SCHEDULER Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster of "
+    "--jobs workers (default: $LWSIM_SCHEDULER, else the local process pool); needs pip install 'lwsim[dist]'",
+    "--scheduler-timeout SCHEDULER_TIMEOUT seconds to wait for the scheduler (default 30)",
+    "--threads-per-run THREADS_PER_RUN numba/BLAS threads of each run (default: cores // jobs; 1 on a "
+    "remote cluster)",
+    "--retries RETRIES extra attempts of a run that raised (default 1)",
+    "--dry-run print runs, cached runs, core-hours and peak memory per experiment; run nothing",
+    "--calibrate time a few small runs and store this machine's rates in the cache folder",
+    "--train-dtype {float32,float64} train in this dtype instead of the preset's (float32 in every "
+    "preset); diagnostics always run in float64",
+    "--native use this CPU's fastest kernels (BLAS, NumPy SIMD, numba target) instead of the pinned "
+    "platform that gives the same bits on every x86-64 with AVX2 (docs/performance.md)",
+    "--compare DIR after the run, compare the files written with those in DIR (default: with what "
+    "--out held before the run)",
+    "--profile after the run, print the wall time per part and experiment (from the cache)",
+]
+
+
+def test_help_text(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        M.parse_args(["--help"])
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    for line in _HELP:
+        assert " ".join(line.split()) in flat, line
+    # the description is the docstring's first line only
+    assert "Each figure is a PNG plus a JSON" not in out and M.__doc__.split("\n")[0] in out
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--preset", "huge"], "argument --preset: invalid choice: 'huge'"),
+    (["--backend", "torch"], "argument --backend: invalid choice: 'torch'"),
+    (["--train-dtype", "float16"], "argument --train-dtype: invalid choice: 'float16'"),
+])
+def test_choices_refused(capsys, argv, msg):
+    assert msg in _err(capsys, argv)
+
+
+def test_choices_accepted():
+    for b in ("numba", "numpy", "cupy"):
+        assert M.parse_args(["--backend", b]).backend == b
+    for d in ("float32", "float64"):
+        assert M.parse_args(["--train-dtype", d]).train_dtype == d
+
+
+def test_setup_passes_backend(monkeypatch):
+    import lwsim._cli as cli
+    seen = []
+    monkeypatch.setattr(cli, "folder_problem", lambda p, f: None)
+    monkeypatch.setattr(cli, "backend_problem", lambda b: seen.append(b))
+    monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
+    M._setup_problem(_args("--backend", "numpy"))
+    assert seen == ["numpy"]
+
+
+class _Clock:
+    """time.perf_counter for main: 10.0 at the start, 12.5 after make_figures (wall 2.5 s)."""
+    def __init__(self):
+        self.t = iter([10.0, 12.5])
+
+    def perf_counter(self):
+        return next(self.t)
+
+
+def test_main_wall_and_report_lines(stub, monkeypatch, capsys):
+    import lwsim.figures.compare as C
+    monkeypatch.setattr(M, "time", _Clock())
+    monkeypatch.setattr(C, "report", lambda before, after, where: ["line one", "line two"])
+    assert M.main(["--only", "A1,A2"]) == 0
+    assert capsys.readouterr().out == ("lwsim.figures: 2 figure(s), preset quick, into figures/ in 2.5 s\n"
+                                       "lwsim.figures: line one\nline two\n")
+
+
+def test_main_profile_gets_wall(stub, monkeypatch, capsys):
+    import lwsim.figures.timing as T
+    import lwsim.figures.plan as P
+    monkeypatch.setattr(M, "time", _Clock())
+    monkeypatch.setattr(P, "plan", lambda *a: "G")
+    monkeypatch.setattr(T, "profile_rows", lambda g, c: "R")
+    seen = []
+    monkeypatch.setattr(T, "format_profile", lambda r, p, w: seen.append(w) or "P")
+    assert M.main(["--only", "A1", "--profile"]) == 0
+    assert seen == [2.5]     # 12.5 - 10.0
