@@ -211,6 +211,7 @@ def test_run_grid_dask_route(tmp_path, exps, monkeypatch):
     monkeypatch.setattr(runner, "_pool_execute", lambda *a: pytest.fail("local pool used"))
     exps("_mut_ok", dict)
     r = Run.make("_mut_ok", a=1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)       # a remote run still gets 1 thread, not 8 // 2
     out = runner.run_grid([r], tmp_path, jobs=2, scheduler="tcp://h:1", progress=False, timeout=7.0)
     assert out[r]["d"] == 1
     # a remote cluster: one thread per run by default
@@ -251,3 +252,94 @@ def test_pool_execute_spawned(tmp_path, monkeypatch):
     assert got[a][0] is True and got[a][1][0] == {"v": 1}
     assert got[env] [0] is True and got[env][1][0] == "1"
     assert got[b][0] is False and "TypeError" in got[b][1]
+
+
+class _Bar:
+    """tqdm stand-in that records its arguments and calls."""
+    made = []
+
+    def __init__(self, **kw):
+        self.kw, self.calls = kw, []
+        _Bar.made.append(self)
+
+    def set_postfix(self, **kw):
+        self.calls.append(("postfix", kw))
+
+    def update(self):
+        self.calls.append(("update",))
+
+    def close(self):
+        self.calls.append(("close",))
+
+
+def test_run_grid_progress_bar(tmp_path, exps, monkeypatch):
+    monkeypatch.setattr(runner, "tqdm", _Bar)
+    _Bar.made.clear()
+    exps("_mut_ok", dict)
+    exps("_mut_bad", int)
+    a, b, c = Run.make("_mut_ok", i=1), Run.make("_mut_ok", i=2), Run.make("_mut_bad", i=3)
+    runner.run_grid([a], tmp_path, jobs=1, progress=False)            # a is cached from now on
+    with pytest.raises(runner.GridFailed):
+        runner.run_grid([a, b, c], tmp_path, jobs=1, retries=0, desc="grid X")
+    bar = _Bar.made[-1]
+    assert bar.kw == dict(total=3, initial=1, desc="grid X", disable=False, leave=False)
+    assert _Bar.made[0].kw["disable"] is True and _Bar.made[0].kw["desc"] == "runs"
+    assert bar.calls == [("postfix", dict(done=0, cached=1, failed=0)),
+                         ("postfix", dict(done=1, cached=1, failed=0, refresh=False)), ("update",),
+                         ("postfix", dict(done=1, cached=1, failed=1, refresh=False)), ("update",),
+                         ("close",)]
+
+
+def test_run_grid_saves_time_and_profile(tmp_path, exps, monkeypatch):
+    seen = []
+    real = runner.save_result
+    monkeypatch.setattr(runner, "save_result",
+                        lambda d, r, res, **kw: seen.append(kw) or real(d, r, res, **kw))
+    monkeypatch.setattr(runner, "_pool_execute",
+                        lambda todo, *a: ((r, True, ({"v": 1}, 1.5, {"wall": 1.5})) for r in todo))
+    exps("_mut_ok", dict)
+    runner.run_grid([Run.make("_mut_ok")], tmp_path, jobs=1, progress=False)
+    assert seen == [{"elapsed_s": 1.5, "profile": {"wall": 1.5}}]
+
+
+def test_pool_execute_in_process_threads(exps, monkeypatch):
+    seen = []
+    monkeypatch.setattr(runner, "run_task", lambda fn, cj, threads: seen.append((cj, threads)) or ({}, 0, {}))
+    exps("_mut_ok", dict)
+    list(runner._pool_execute([Run.make("_mut_ok")], 1, 3, 0))
+    assert seen == [("{}", 3)]
+
+
+def test_pool_execute_one_run_stays_here(exps):
+    # an unpicklable experiment works only in this process: one run with jobs = 4 never goes to the pool
+    exps("_mut_lambda", lambda c: {"here": 1})
+    got = list(runner._pool_execute([Run.make("_mut_lambda")], 4, 1, 0))
+    assert got[0][1] is True and got[0][2][0] == {"here": 1}
+
+
+def test_pool_execute_pool_arguments(monkeypatch):
+    """Two runs with jobs = 5: a spawned pool of min(5, 2) = 2 workers; the failing run is submitted
+    1 + retries times, the good one once; the workers start with the thread caps."""
+    from concurrent.futures import ProcessPoolExecutor
+    made = []
+
+    class Pool(ProcessPoolExecutor):
+        def __init__(self, max_workers=None, mp_context=None):
+            made.append({"max_workers": max_workers, "method": mp_context and mp_context.get_start_method(),
+                         "submits": []})
+            super().__init__(max_workers=max_workers, mp_context=mp_context)
+
+        def submit(self, fn, *args):
+            made[-1]["submits"].append(args[1])
+            return super().submit(fn, *args)
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", Pool)
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    monkeypatch.setitem(EXPERIMENTS, "_mut_bad", int)
+    monkeypatch.setitem(EXPERIMENTS, "_mut_env", os.getenv)
+    env, bad = Run("_mut_env", json.dumps("OMP_NUM_THREADS")), Run.make("_mut_bad", v=2)
+    got = {r: (ok, p) for r, ok, p in runner._pool_execute([env, bad], 5, 1, 1)}
+    assert got[env][0] is True and got[env][1][0] == "1"        # in a worker: capped at 1, not 5
+    assert got[bad][0] is False
+    assert len(made) == 1 and made[0]["max_workers"] == 2 and made[0]["method"] == "spawn"
+    assert sorted(made[0]["submits"]) == sorted([env.config_json, bad.config_json, bad.config_json])
+    assert os.environ["OMP_NUM_THREADS"] == "5"
