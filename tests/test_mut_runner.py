@@ -343,3 +343,13 @@ def test_pool_execute_pool_arguments(monkeypatch):
     assert len(made) == 1 and made[0]["max_workers"] == 2 and made[0]["method"] == "spawn"
     assert sorted(made[0]["submits"]) == sorted([env.config_json, bad.config_json, bad.config_json])
     assert os.environ["OMP_NUM_THREADS"] == "5"
+
+
+def test_save_result_passes_time_and_profile(monkeypatch):
+    import lwsim.figures.runcache as RC
+    seen = []
+    monkeypatch.setattr(RC, "save", lambda *a: seen.append(a))
+    r = Run.make("e")
+    R.save_result("d", r, {"x": 1}, elapsed_s=2.0, profile={"wall": 2.0})
+    R.save_result("d", r, {"x": 1})
+    assert seen == [("d", r, {"x": 1}, 2.0, {"wall": 2.0}), ("d", r, {"x": 1}, None, None)]
