@@ -353,3 +353,16 @@ def test_save_result_passes_time_and_profile(monkeypatch):
     R.save_result("d", r, {"x": 1}, elapsed_s=2.0, profile={"wall": 2.0})
     R.save_result("d", r, {"x": 1})
     assert seen == [("d", r, {"x": 1}, 2.0, {"wall": 2.0}), ("d", r, {"x": 1}, None, None)]
+
+
+def test_run_task_profile_records_parts():
+    """The run's profile is the active one: a part timed inside the experiment shows up in it."""
+    import time
+    from lwsim.figures import timing
+
+    def fn(c):
+        with timing.part("training"):
+            time.sleep(0.05)
+        return {}
+    _, wall, prof = run_task(fn, "{}")
+    assert prof["training"] >= 0.05 and wall >= prof["training"]
