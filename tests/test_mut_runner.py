@@ -319,7 +319,7 @@ def test_pool_execute_one_run_stays_here(exps):
 
 def test_pool_execute_pool_arguments(monkeypatch):
     """Two runs with jobs = 5: a spawned pool of min(5, 2) = 2 workers; the failing run is submitted
-    1 + retries times, the good one once; the workers start with the thread caps."""
+    1 + retries = 3 times, the good one once; the workers start with the thread caps."""
     from concurrent.futures import ProcessPoolExecutor
     made = []
 
@@ -337,11 +337,12 @@ def test_pool_execute_pool_arguments(monkeypatch):
     monkeypatch.setitem(EXPERIMENTS, "_mut_bad", int)
     monkeypatch.setitem(EXPERIMENTS, "_mut_env", os.getenv)
     env, bad = Run("_mut_env", json.dumps("OMP_NUM_THREADS")), Run.make("_mut_bad", v=2)
-    got = {r: (ok, p) for r, ok, p in runner._pool_execute([env, bad], 5, 1, 1)}
+    got = {r: (ok, p) for r, ok, p in runner._pool_execute([env, bad], 5, 1, 2)}
     assert got[env][0] is True and got[env][1][0] == "1"        # in a worker: capped at 1, not 5
     assert got[bad][0] is False
     assert len(made) == 1 and made[0]["max_workers"] == 2 and made[0]["method"] == "spawn"
-    assert sorted(made[0]["submits"]) == sorted([env.config_json, bad.config_json, bad.config_json])
+    # retries = 2: the failing run is submitted 1 + 2 = 3 times
+    assert sorted(made[0]["submits"]) == sorted([env.config_json] + 3 * [bad.config_json])
     assert os.environ["OMP_NUM_THREADS"] == "5"
 
 
@@ -366,3 +367,11 @@ def test_run_task_profile_records_parts():
         return {}
     _, wall, prof = run_task(fn, "{}")
     assert prof["training"] >= 0.05 and wall >= prof["training"]
+
+
+def test_run_grid_default_cache_folder(tmp_path, exps, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exps("_mut_ok", dict)
+    r = Run.make("_mut_ok")
+    runner.run_grid([r], jobs=1, progress=False)
+    assert (tmp_path / "runs" / "_mut_ok" / f"{r.key}.json").is_file()
