@@ -108,6 +108,10 @@ def test_safetensors_header_refusals(tmp_path):
                                            "(convert bfloat16 to float32 before saving)")
     _st(p, {"w": {"dtype": "F64", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8)
     assert _err(ld.read_header, p) == f"{p}: key 'w' declares shape (2,) float64 but 8 bytes"
+    # a key that begins at byte 8: 16 − 8 = 8 bytes for a (2,) float64 that needs 16
+    _st(p, {"a": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]},
+            "w": {"dtype": "F64", "shape": [2], "data_offsets": [8, 16]}}, b"\0" * 16)
+    assert _err(ld.read_header, p) == f"{p}: key 'w' declares shape (2,) float64 but 8 bytes"
     _st(p, {"w": F64}, b"\0" * 17)
     hlen = len(json.dumps({"w": F64}))
     assert _err(ld.read_header, p) == f"{p}: file is {8 + hlen + 17} bytes, its header describes {8 + hlen + 16}"
@@ -205,6 +209,18 @@ def test_read_arrays(tmp_path):
     assert list(ld.read_arrays(tmp_path / "d.npz", ["b"])) == ["b"]
     with pytest.raises(LoadError, match="PyTorch/pickle"):
         ld.read_arrays(tmp_path / "w.pt")
+
+
+def test_read_arrays_never_unpickles_and_reads_only_the_keys_asked(tmp_path):
+    # an object member (a pickle) next to a plain one: asked for, it is refused by numpy itself
+    # (allow_pickle=False, even without read_header's vetting); not asked for, it is never read
+    np.savez(tmp_path / "o.npz", x=np.arange(2.0), o=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(ValueError, match="Object arrays cannot be loaded when allow_pickle=False"):
+        ld.read_arrays(tmp_path / "o.npz", ["o"])
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        ld.read_arrays(tmp_path / "o.npz")
+    got = ld.read_arrays(tmp_path / "o.npz", ["x"])
+    assert list(got) == ["x"] and got["x"].tolist() == [0.0, 1.0]
 
 
 # ------------------------------------------------------------------ key, dtype and value checks
@@ -307,6 +323,10 @@ def test_infer_model_lwsim_layout(tmp_path):
         "'W_g', 'W_r', 'W_z', 'b_g', 'b_out', 'b_r', 'b_z']; is this a torch-layout file (--layout torch)?")
     np.savez(tmp_path / "noD.npz", W_out=np.ones((5, 2)))
     assert "missing ['W_z', 'W_r', 'W_g', 'U_z'" in _err(ld.infer_model, tmp_path / "noD.npz", "gru", 2, "lwsim")
+    # no b_out: a bias-free cell, whose missing keys are its six matrices (no b_z, b_r, b_g, b_out)
+    assert _err(ld.infer_model, tmp_path / "noD.npz", "gru", 2, "lwsim") == (
+        f"{tmp_path / 'noD.npz'}: keys do not match cell 'gru' (layout lwsim): missing ['W_z', 'W_r', 'W_g', "
+        "'U_z', 'U_r', 'U_g']; found ['W_out']; is this a torch-layout file (--layout torch)?")
     assert _err(ld.infer_model, p, "gru", 2, "LWSIM") == (
         "layout must be one of 'torch', 'lwsim' (case-sensitive), got 'LWSIM'")
 
@@ -347,6 +367,9 @@ def test_load_weights_lwsim_layout(tmp_path):
     np.savez(tmp_path / "w.npz", **w)
     p = ld.load_weights(tmp_path / "w.npz", cell, "lwsim")
     assert sorted(p) == sorted(w)
+    # members stored in the reverse order: the parameters still come in the cell's order
+    np.savez(tmp_path / "rev.npz", **dict(reversed(list(w.items()))))
+    assert list(ld.load_weights(tmp_path / "rev.npz", cell, "lwsim")) == list(cell.param_shapes())
     for k, a in p.items():
         assert a.dtype == np.float32 and a.flags.c_contiguous and a.shape == w[k].shape and (a == 0.5).all()
     w["W_z"] = np.ones((2, 4))
@@ -355,7 +378,8 @@ def test_load_weights_lwsim_layout(tmp_path):
         f"{tmp_path / 'bad.npz'}: key 'W_z' has shape (2, 4), expected (2, 3) (gru (lwsim layout, hidden 2))")
     w["W_z"] = np.ones((2, 3), np.int8)
     np.savez(tmp_path / "int.npz", **w)
-    assert "integer/boolean weights refused: W_z (int8)" in _err(ld.load_weights, tmp_path / "int.npz", cell, "lwsim")
+    assert _err(ld.load_weights, tmp_path / "int.npz", cell, "lwsim").startswith(
+        f"{tmp_path / 'int.npz'}: integer/boolean weights refused: W_z (int8); quantised weights")
     w["W_z"] = np.full((2, 3), np.inf)
     np.savez(tmp_path / "inf.npz", **w)
     assert _err(ld.load_weights, tmp_path / "inf.npz", cell, "lwsim") == f"{tmp_path / 'inf.npz'}: key 'W_z' holds 6 NaN/Inf value(s)"
