@@ -57,6 +57,14 @@ def test_resolve_rates_does_not_touch_the_callers_params():
     assert p["a"].tolist() == [1.0, 1.0]
 
 
+def test_resolve_rates_from_a_state_dict_does_not_touch_the_callers_params():
+    p = {"a": np.ones(2)}
+    sd = lwsim.optim.make("sgd", {"a": np.zeros(2)}, lr=0.5).state_dict()
+    opt, _ = core.resolve_rates(sd, p)
+    opt.step({"a": np.ones(2)})                       # 1 − 0.5·1 on the optimizer's own copy
+    assert opt.params["a"].tolist() == [0.5, 0.5] and p["a"].tolist() == [1.0, 1.0]
+
+
 def test_check_n_grid():
     assert core._check_n_grid(None) is None
     assert core._check_n_grid(5) == [5] and core._check_n_grid(np.int64(7)) == [7]
@@ -341,6 +349,9 @@ def test_analyze_unreliable_lags_listed_up_to_twelve():
                                 "(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)")
     # the decay law fits on lags 2 … 12 (its window starts at 2): 11 ≥ min_points 8
     assert rep.decay is not None and rep.decay.n == 11 and rep.decay.window == (2.0, 12.0)
+    rep, *_ = _run(cell, params, T=26, exact=False)          # 13 lags: one more than 12 is cut
+    assert rep.warnings[-1] == ("unreliable tail fits at 13 of 13 lags "
+                                "(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 …)")
     rep, *_ = _run(cell, params, T=28, exact=False)          # 14 lags: the first 12, then …
     assert rep.warnings[-1] == ("unreliable tail fits at 14 of 14 lags "
                                 "(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 …)")
