@@ -130,6 +130,11 @@ def test_a15_envelope_law_power_error_and_empty():
     assert out["per_seed_selected_bic"] == ["power"]      # only results with an f count; the 2nd has no decay
     assert out["selected"] == "power" and out["beta"] == pytest.approx(1.5, rel=1e-9)
     assert type(out["beta"]) is float and type(out["lam"]) is float and "error" not in out
+    # the seed mean is taken in float64: two float32 envelopes of 2e38 e^{−0.1ℓ} would overflow float32's
+    # sum (max 3.4e38) to inf
+    big = np.float32(2e38) * np.exp(-0.1 * lags).astype(np.float32)
+    out = A15.envelope_law([{"f": big, "lags": lags}, {"f": big, "lags": lags}])
+    assert "error" not in out and out["lam"] == pytest.approx(0.1, rel=1e-5)
     assert A15.envelope_law([]) == {"per_seed_selected_bic": []}
     assert A15.envelope_law([{"decay": {"selected_bic": "power"}}]) == {"per_seed_selected_bic": []}
     bad = A15.envelope_law([{"f": [1.0, 0.5, 0.25], "lags": [1, 2, 3], "decay": {"selected_bic": "power"}}])
@@ -167,6 +172,7 @@ def test_a15_figure_panels_scatter_legends_and_tracking():
     np.testing.assert_array_equal(beh.get_xdata(), [10, 100])
     np.testing.assert_array_equal(beh.get_ydata(), [2, 3])
     assert beh.get_color() == BLUE and beh.get_linestyle() == "-" and beh.get_label() == r"$H^{beh}_N$"
+    np.testing.assert_array_equal(smooth.get_xdata(), [10, 100])
     np.testing.assert_array_equal(smooth.get_ydata(), [-2, -3])
     assert (smooth.get_marker(), smooth.get_linestyle(), smooth.get_markersize(), smooth.get_color(),
             smooth.get_label()) == ("x", "None", 5, BLUE, r"$H^{beh}_{1/2}$")
@@ -228,11 +234,24 @@ def test_a15_figure_panels_scatter_legends_and_tracking():
 
 
 def test_a15_diagonal_reaches_at_least_one():
-    runs = [_pt("gru", s, N, 0.25 * s, 0.1, 0.5, 0.25) for s in (1, 2) for N in (10, 100)]
+    runs = [_pt(c, s, N, 0.25 * s, 0.1, 0.5, 0.25) for c in ("gru", "lstm", "diaggate") for s in (1, 2)
+            for N in (10, 100)]
     fig, data = A15.fig_a15({"a_behaviour": runs})
     ax = [a for a in fig.axes if a.get_visible()][-1]
     np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [0, 1.0])    # every value ≤ 0.5 < 1
+    # 3 cells + the scatter = 4 panels: 3 per row → 2 rows of 4.0 × 3.2
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.0, 6.4))
+    assert len([a for a in fig.axes if a.get_visible()]) == 4
+    fig, _ = A15.fig_a15({"a_behaviour": runs[:4]})
     assert tuple(fig.get_size_inches()) == (8.0, 3.2)                      # 2 panels: 2 × 4.0
+
+
+def test_a15_cell_arrays_are_float64_like_the_points():
+    runs = [_pt("gru", s, N, np.float32(0.1), np.float32(0.2), 1.0, 2.0) for s in (1, 2) for N in (10, 100)]
+    d = A15.collect(runs)["cells"]["gru"]
+    # the points hold float(np.float32(0.1)) = 0.10000000149011612; the seed arrays are built from them
+    assert d["h_beh_seeds"].dtype == np.float64 and d["h_beh_smooth_seeds"].dtype == np.float64
+    assert d["h_beh_seeds"][0, 0] == float(np.float32(0.1))
 
 
 # ============================================================================ B4–B6 ([B] S2)
@@ -246,16 +265,17 @@ def _s2_lag_runs():
     lags = [1, 2, 4]
     runs = []
     # copy / rnn: three seeds at checkpoints 10 and 50
-    for last, first, auth in (([1, 2, 3], [10, 10, 10], [1, 1, 1]), ([3, 4, nan], [20, 20, 40], [2, 2, 2]),
-                              ([5, 6, 11], [30, 30, 60], [9, 9, 9])):
+    # a missing value is NaN or None (JSON null): both are left out of the medians and quartiles
+    for last, first, auth in (([1, 2, 3], [10, 10, 10], [1, 2, 3]), ([3, None, nan], [20, None, 40], [2, 3, None]),
+                              ([5, 6, 11], [30, 20, 60], [9, 9, 4])):
         runs.append(_run("copy", "rnn", [10, 50], {"lags": lags, "ai_10": first, "ai_50": last,
-                                                   "ai_author_50": auth, "ce_10": [10 * v for v in first],
-                                                   "ce_50": [10 * v for v in last]}))
+                                                   "ai_author_50": auth, "ce_10": [None if v is None else 10 * v for v in first],
+                                                   "ce_50": [None if v is None else 10 * v for v in last]}))
     # add / sharedgate: checkpoints 5, 7, 9 (first 5, last 9; 7 is neither)
     for last, first in (([1, 3], [4, 4]), ([3, 5], [6, 6])):
         runs.append(_run("add", "sharedgate", [5, 7, 9], {"lags": [1, 2], "ai_5": first, "ai_7": [99, 99],
-                                                           "ai_9": last, "ce_5": first, "ce_7": [99, 99],
-                                                           "ce_9": last}))
+                                                           "ai_9": last, "ai_author_9": [v + 1 for v in last],
+                                                           "ce_5": first, "ce_7": [99, 99], "ce_9": last}))
     # copy / diaggate: one seed, no author key
     runs.append(_run("copy", "diaggate", [10, 50], {"lags": lags, "ai_10": [1, 1, 1], "ai_50": [0.5, 0.25, 0.125],
                                                     "ce_10": [1, 1, 1], "ce_50": [0.5, 0.25, 0.125]}))
@@ -268,17 +288,20 @@ def test_b4_lines_medians_iqr_and_axes():
     assert list(data) == ["copy", "add"] and list(data["copy"]) == ["rnn", "diaggate"]
     r = data["copy"]["rnn"]
     np.testing.assert_array_equal(r["lags"], [1, 2, 4])
-    # last, per lag over seeds: [1,3,5] → median 3, quartiles 2 and 4; [2,4,6] → 4, IQR 2;
+    # last, per lag over seeds: [1,3,5] → median 3, quartiles 2 and 4; [2, None, 6] → 4, quartiles 3 and 5;
     # [3, nan, 11] (NaN dropped) → median 7, quartiles 3 + 0.25·8 = 5 and 9 → IQR 4
     np.testing.assert_array_equal(r["median_last"], [3, 4, 7])
     np.testing.assert_array_equal(r["iqr_last"], [2, 2, 4])
-    np.testing.assert_array_equal(r["median_first"], [20, 20, 40])           # [10, 40, 60] → 40
-    np.testing.assert_array_equal(r["median_last_author"], [2, 2, 2])
+    np.testing.assert_array_equal(r["median_first"], [20, 15, 40])           # [10, None, 20] → 15
+    # author, per lag: [1, 2, 9] → 2; [2, 3, 9] → 3; [3, None, 4] → 3.5
+    np.testing.assert_array_equal(r["median_last_author"], [2, 3, 3.5])
+    assert r["lags"].dtype == np.float64                                      # lags 1, 2, 4 given as ints
     assert "median_last_author" not in data["copy"]["diaggate"]
     a = data["add"]["sharedgate"]
     np.testing.assert_array_equal(a["median_last"], [2, 4])              # checkpoint 9, not 7
     np.testing.assert_array_equal(a["iqr_last"], [1, 1])                  # [1,3] → 2.5 − 1.5
     np.testing.assert_array_equal(a["median_first"], [5, 5])              # checkpoint 5
+    np.testing.assert_array_equal(a["median_last_author"], [3, 5])        # ai_author_9 = last + 1
     ax, ax2 = fig.axes[:2]
     assert ax.get_title() == "B4 anisotropy: copy" and ax2.get_title() == "B4 anisotropy: add"
     assert ax.get_xlabel() == "lag h" and ax.get_ylabel() == r"AI$_{10}=\sigma_1/\sigma_{10}$"
@@ -288,7 +311,8 @@ def test_b4_lines_medians_iqr_and_axes():
     np.testing.assert_array_equal(med.get_ydata(), [3, 4, 7])
     assert (med.get_linestyle(), med.get_marker(), med.get_markersize(), med.get_color(), med.get_label()) \
         == ("-", "o", 3, GREY, "plain+Adam (it 50)")
-    np.testing.assert_array_equal(first.get_ydata(), [20, 20, 40])
+    np.testing.assert_array_equal(first.get_xdata(), [1, 2, 4])
+    np.testing.assert_array_equal(first.get_ydata(), [20, 15, 40])
     assert (first.get_linestyle(), first.get_color(), first.get_linewidth()) == (":", GREY, 1)
     assert dmed.get_color() == GREEN and dmed.get_label() == "multi+SGD (it 50)"
     assert _legend(ax) == (["plain+Adam (it 50)", "multi+SGD (it 50)"], 6)
@@ -296,10 +320,18 @@ def test_b4_lines_medians_iqr_and_axes():
     assert ax2.get_lines()[0].get_color() == ORANGE
 
 
+def test_b4_four_tasks_three_per_row():
+    runs = [_run(t, "rnn", [1], {"lags": [1], "ai_1": [2.0]}) for t in "abcd"]
+    fig, data = B.fig_b4({"b_s2": runs})
+    assert tuple(fig.get_size_inches()) == pytest.approx((12.6, 6.6))     # 2 rows of 3 × (4.2 × 3.3)
+    assert list(data) == ["a", "b", "c", "d"] and len([a for a in fig.axes if a.get_visible()]) == 4
+
+
 def test_b5_energy_concentration_on_a_linear_axis():
     fig, data = B.fig_b5({"b_s2": _s2_lag_runs()})
     np.testing.assert_array_equal(data["copy"]["rnn"]["median_last"], [30, 40, 70])     # ce = 10 × ai
     assert "median_last_author" not in data["copy"]["rnn"]                   # no ce_author key
+    np.testing.assert_array_equal(data["copy"]["rnn"]["median_first"], [200, 150, 400])
     ax = fig.axes[0]
     assert ax.get_title() == "B5 energy concentration: copy" and ax.get_yscale() == "linear"
     assert ax.get_ylabel() == r"CE$_{10}$" and ax.get_xlabel() == "lag h"
@@ -313,6 +345,7 @@ def _b6_runs(errorbars=None):
     for v in (1, 2, 3, 10):
         runs.append(_run("copy", "rnn", [10, 50], {"gai_50": v, "gce_50": 2 * v, "gpr_50": 3 * v,
                                                    "gai_10": 1000, "gce_10": 1000, "gpr_10": 1000}, **cfg))
+    runs.append(_run("copy", "rnn", [10, 50], {"gai_50": None, "gce_50": None, "gpr_50": None}))   # JSON null
     runs.append(_run("copy", "sharedgate", [50], {"gai_50": 4, "gce_50": 4, "gpr_50": 4},
                      b6_errorbars="other"))
     for m, v in (("rnn", 5), ("sharedgate", 6), ("diaggate", 7)):
@@ -346,8 +379,9 @@ def test_b6_quantiles_bars_and_both_error_bars():
     assert to_rgba(rnn.patches[0].get_facecolor()) == to_rgba(GREY)
     assert rnn.get_label() == "plain+Adam"
     # default error bars ("iqr"): ± IQR/2 = ± 1.5 about the median 2.5
-    seg = rnn.errorbar.lines[2][0].get_segments()[0]
-    np.testing.assert_allclose(seg, [[0, 1.0], [0, 4.0]])
+    seg = rnn.errorbar.lines[2][0].get_segments()
+    np.testing.assert_allclose(seg[0], [[0, 1.0], [0, 4.0]])
+    np.testing.assert_allclose(seg[1], [[1, 5.0], [1, 5.0]])               # add/rnn: one seed, IQR 0
     assert [t.get_position()[0] for t in ax.get_xticklabels()] == pytest.approx([0.27, 1.27])
     assert [t.get_text() for t in ax.get_xticklabels()] == ["copy", "add"]
     assert ax.get_xticklabels()[0].get_fontsize() == 7 and ax.get_xticklabels()[0].get_rotation() == 20
@@ -382,6 +416,8 @@ def test_a13_growth_is_the_rise_over_the_upper_half():
     assert A13._growth([1, 2, 4, 7, 11]) == 7.0              # 11 − h[2]
     assert type(A13._growth(np.array([1, 2]))) is float      # 2 − h[1] = 0.0
     assert A13._growth(np.array([1, 2])) == 0.0
+    # windows stored as unsigned lag counts: the growth is still signed, 3 − 5 = −2
+    assert A13._growth(np.array([1, 5, 3], dtype=np.uint8)) == -2.0
 
 
 def _cell(lwsim, author=None):
@@ -444,7 +480,7 @@ def _a13_runs():
         runs.append(({"cell": "constgate", "seed": s},
                      {"lags": [1, 2, 4], "n_grid": [10, 100], "rel_r": s, "rel_gamma": 10 + s,
                       "f_lwsim": f, "f_author": [1, 0.1, 0.01], "h_n_lwsim": h, "h_n_author": [1, 1],
-                      "alpha_lwsim": [1.0 + s, 2.0], "alpha_author": [1.5, 1.5],
+                      "alpha_lwsim": [1.0 + s, 5.0], "alpha_author": [1.5, 1.5],
                       "decay_lwsim": {"lambda": 0.1 * (s + 1), "selected_bic": "exponential"},
                       "decay_author": {"error": "no fit"}}))
     g = {"lags": [1, 2], "n_grid": [10, 1000], "rel_r": 7, "rel_gamma": 8, "f_lwsim": [3, 1.5], "f_author": [2, 1],
@@ -467,7 +503,8 @@ def test_a13_figure_bands_data_and_axes():
     # f mean over seeds (not normalised): [(2+4+1)/3, (1+2+2)/3, (0.5+1+0.25)/3]
     np.testing.assert_allclose(c["lwsim"]["f"], [7 / 3, 5 / 3, 1.75 / 3])
     np.testing.assert_allclose(c["lwsim"]["h_n"], [2, 5])
-    np.testing.assert_allclose(c["lwsim"]["alpha"], [2, 2])                   # (1 + 2 + 3)/3, 2
+    np.testing.assert_allclose(c["lwsim"]["alpha"], [2, 5])                   # (1 + 2 + 3)/3, 5
+    assert c["lags"].dtype == np.float64 and c["N"].dtype == np.float64        # given as ints
     assert [d["lambda"] for d in c["lwsim"]["decay"]] == pytest.approx([0.1, 0.2, 0.3])
     assert c["author"]["decay"] == [{"error": "no fit"}] * 3
     np.testing.assert_allclose(c["author"]["f"], [1, 0.1, 0.01])
