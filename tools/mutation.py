@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
     keep = "--keep" in argv
     argv = [a for a in argv if a != "--keep"]
     # --names=PAT[,PAT...]: run only the mutants whose names match (fnmatch patterns, e.g.
-    # 'lwsim.x.x_f__mutmut_*'); the rest keep no verdict in this run
+    # 'lwsim.x.x_f__mutmut_*'); with --keep the others keep their earlier verdicts
     names = [p for a in argv if a.startswith("--names=") for p in a.split("=", 1)[1].split(",") if p]
     argv = [a for a in argv if not a.startswith("--names=")]
     extra: list[str] = []
