@@ -56,11 +56,17 @@ def test_smoke_end_to_end_and_cache(tmp_path):
     rows = nulls.split("\n\n")[0].strip().splitlines()[1:]                  # findings 1–5 × three nulls
     assert len(rows) == 5 and all(r.count("|") == 6 for r in rows)
     assert "## 9." in text and "## 10." in text                             # A15, A16 (findings 9, 10)
-    # second run: nothing recomputed, the cache untouched
+    # the figures under the full and author nulls, drawn in the pool beside the others
+    nulls_drawn = {p.name: p.read_bytes() for p in out.glob("*_*.*")}
+    assert sorted(nulls_drawn) == sorted(f"{f}_{n}.{e}" for f in ("A1", "A4", "A5", "A6", "A7", "A14")
+                                         for n in ("full", "author") for e in ("png", "json"))
+    assert json.loads(nulls_drawn["A14_author.json"])["figure"] == "A14"
+    # second run: nothing recomputed, the cache untouched; drawn in this process, the same files
     before = snapshot(cache)
     p2 = run_cli("--out", str(out), "--cache", str(cache), "--jobs", "1")
     assert " 0 computed" in p2.stdout, p2.stdout
     assert snapshot(cache) == before
+    assert {p.name: p.read_bytes() for p in out.glob("*_*.*")} == nulls_drawn
 
 
 def test_interrupt_and_resume(tmp_path):

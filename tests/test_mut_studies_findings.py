@@ -551,6 +551,50 @@ def test_findings_by_variant_rebuilds_only_the_null_figures(monkeypatch):
     assert saved == [] and len(closed) == 8
 
 
+def _null_builders(built):
+    def builder(fid):
+        def build(view):
+            built.append(fid)
+            return _Fig(f"title {fid}"), {"fid": fid, "h": float(view["a_main"][1][1]["h_n"][-1])}
+        return build
+    return {fid: builder(fid) for fid in ("A1", "A4", "A5", "A6", "A7", "A14", "A2")}
+
+
+def test_null_drawings_are_the_jobs_findings_by_variant_would_run(monkeypatch):
+    R = dict(_results(), b_s1=["not a null figure's group"])
+    built, saved, closed = [], [], []
+    figures = _null_builders(built)
+    monkeypatch.setattr(nl, "save_figure", lambda fig, data, name, out, figure_id=None:
+                        saved.append((name, out, figure_id, fig.axes[0].get_title())))
+    monkeypatch.setattr(nl.plt, "close", lambda fig: closed.append(fig.axes[0].get_title()))
+    jobs = nl.null_drawings(R, ["A14", "A2", "A1", "B1"], figures, out="OUT")
+    # every variant × every rendered null figure (A2 is shared, B1 not [A]'s), in variant then NULL_FIGS order
+    assert list(jobs) == ["A1_lag", "A14_lag", "A1_full", "A14_full", "A1_author", "A14_author", "A1_snr", "A14_snr"]
+    fn, args = jobs["A14_full"]
+    assert fn is nl.draw_null_figure and args[:3] == ("full", "A14", figures["A14"]) and args[4] == "OUT"
+    assert list(args[3]) == ["a_main"] and args[3]["a_main"] is R["a_main"]     # only the [A] main runs travel
+    drawn = {k: f(*a) for k, (f, a) in jobs.items()}
+    assert drawn["A1_lag"] == {"fid": "A1", "h": 4.0} and drawn["A1_full"] == {"fid": "A1", "h": 0.0}
+    assert drawn["A14_snr"] == {"fid": "A14", "h": 5.0} and np.isnan(drawn["A1_author"]["h"])
+    assert saved == [("A1_full", "OUT", "A1", "title A1 [full null]"), ("A14_full", "OUT", "A14", "title A14 [full null]"),
+                     ("A1_author", "OUT", "A1", "title A1 [author null]"),
+                     ("A14_author", "OUT", "A14", "title A14 [author null]")]
+    assert closed == ["title A1", "title A14"] * 2                              # lag and snr: not written
+    assert nl.null_drawings({}, ["A1"], figures) == {} and nl.null_drawings(R, ["A2", "A8"], figures) == {}
+    # findings_by_variant with the drawn values builds nothing and gives the same rows as rebuilding
+    monkeypatch.setattr(nl, "findings", lambda data: {k: (k, f"{data['A1']['h']:g}/{data['A14']['h']:g}", [], "r")
+                                                      for k in (1, 5)})
+    rendered = {"A1": {}, "A14": {}, "A2": "common"}
+    built.clear(), saved.clear()
+    with_drawn = nl.findings_by_variant(R, rendered, figures, out="OUT", drawn=drawn)
+    assert built == [] and saved == []
+    assert with_drawn == nl.findings_by_variant(R, rendered, figures)
+    assert with_drawn["lag"][1] == (1, "4/4", [], "r") and with_drawn["snr"][5] == (5, "5/5", [], "r")
+    built.clear()
+    partial = nl.findings_by_variant(R, rendered, figures, drawn={"A1_full": {"h": 7.0}})   # the rest rebuilt
+    assert partial["full"][1][1] == "7/0" and built.count("A1") == 3 and built.count("A14") == 4
+
+
 
 L_LAG = "lag: each lag's statistic against its own spread"
 L_FULL = "full: against the spread of the whole per-sequence update"

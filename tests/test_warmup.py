@@ -79,6 +79,34 @@ def test_drawing_bar_names_each_figure(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "T2.png").stat().st_size > 0
 
 
+def test_draw_all_runs_the_studies_drawings_after_the_figures(tmp_path, monkeypatch, capsys):
+    import operator
+
+    from lwsim.figures.style import plt
+    order = []
+
+    def tiny(R):
+        order.append("T1")
+        fig, ax = plt.subplots(figsize=(2, 2))
+        return fig, {"x": 1}
+
+    def job(a, b):
+        order.append(("job", a, b))
+        return a * b
+    monkeypatch.setattr(figures_mod, "FIGURES", {"T1": tiny})
+    rendered, drawn = figures_mod.draw_all(["T1"], {}, tmp_path, jobs=1, progress=True,
+                                           drawings={("main", "A1_full"): (job, (2, 3)), "k": (job, (4, 5))})
+    assert rendered == {"T1": {"x": 1}} and drawn == {("main", "A1_full"): 6, "k": 20}
+    assert order == ["T1", ("job", 2, 3), ("job", 4, 5)]                    # figures first, then the drawings
+    err = capsys.readouterr().err
+    assert "2/3" in err and "A1_full]" in err and "main" not in err           # one bar; a job by its own key
+    assert figures_mod.draw_all([], {}, tmp_path, jobs=1) == ({}, {})
+    assert figures_mod.render_all(["T1"], {}, tmp_path, jobs=1) == {"T1": {"x": 1}}
+    # in the spawned pool (the functions travel by reference): the same values
+    assert figures_mod.draw_all([], {}, tmp_path, jobs=2, drawings={"a": (operator.mul, (6, 7)), "b": (max, (1, 9))}) \
+        == ({}, {"a": 42, "b": 9})
+
+
 def test_bench_first_run_reads_the_warm_up_line():
     import importlib.util
     from pathlib import Path

@@ -25,27 +25,51 @@ def render_all(fig_ids, results, out, jobs=1, progress=False):
     (laying out and writing the PNGs is most of a cached preset's time: 29 s for the quick
     preset's 22 figures on one core). Each worker gets only the run groups its figure needs;
     the files are the same either way. ``progress``: a bar "drawing figures i/n [id]"."""
+    return draw_all(fig_ids, results, out, jobs, progress)[0]
+
+
+def _call(fn, args):
+    return fn(*args)
+
+
+def _label(key):
+    """A drawing job's name on the bar: the study's own key, e.g. "A1_full"."""
+    return str(key[-1] if isinstance(key, tuple) else key)
+
+
+def draw_all(fig_ids, results, out, jobs=1, progress=False, drawings=None):
+    """(rendered, drawn): :func:`render_all`'s {fig_id: data}, and {key: value} of ``drawings``
+    ({key: (fn, args)}, the studies' other drawing jobs, Study.drawings), run in the same pool after
+    the figures, so that the pool stays busy until both are done (one bar counts both)."""
     from tqdm.auto import tqdm
-    jobs = min(int(jobs), len(fig_ids))
-    bar = tqdm(total=len(fig_ids), desc="drawing figures", unit="fig", disable=not progress, leave=False)
+    drawings = dict(drawings or {})
+    n = len(fig_ids) + len(drawings)
+    jobs = min(int(jobs), n)
+    bar = tqdm(total=n, desc="drawing figures", unit="fig", disable=not progress, leave=False)
     try:
         if jobs <= 1:
-            rendered = {}
+            rendered, drawn = {}, {}
             for f in fig_ids:
                 bar.set_postfix_str(f)
                 rendered[f] = render(f, results, out)
                 bar.update()
-            return rendered
+            for key, (fn, args) in drawings.items():
+                bar.set_postfix_str(_label(key))
+                drawn[key] = fn(*args)
+                bar.update()
+            return rendered, drawn
         from concurrent.futures import ProcessPoolExecutor, as_completed
         from multiprocessing import get_context
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-            futs = {pool.submit(render, f, {g: results[g] for g in FIG_NEEDS[f]}, out): f for f in fig_ids}
+            futs = {pool.submit(render, f, {g: results[g] for g in FIG_NEEDS[f]}, out): ("fig", f) for f in fig_ids}
+            futs.update({pool.submit(_call, fn, args): ("drawing", key) for key, (fn, args) in drawings.items()})
             for fut in as_completed(futs):
                 fut.result()                     # a failed figure stops here, as before
-                bar.set_postfix_str(futs[fut])
+                bar.set_postfix_str(_label(futs[fut][1]))
                 bar.update()
-            by_id = {f: fut for fut, f in futs.items()}
-            return {f: by_id[f].result() for f in fig_ids}
+            by_id = {v: fut for fut, v in futs.items()}
+            return ({f: by_id[("fig", f)].result() for f in fig_ids},
+                    {key: by_id[("drawing", key)].result() for key in drawings})
     finally:
         bar.close()
 
@@ -89,14 +113,16 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     print(f"runs: {st['total']} total, {st['computed']} computed, {st['cached']} cached", flush=True)
     results = {g: [(r.config, done[r]) for r in runs] for g, runs in groups.items()}
     Path(out).mkdir(parents=True, exist_ok=True)
-    rendered = render_all(fig_ids, results, out, (os.cpu_count() or 1) if jobs is None else jobs,
-                          progress=progress)
+    drawings = {s.name: s.drawings(results, list(fig_ids), out) for s in studies.STUDIES if s.drawings is not None}
+    rendered, drawn = draw_all(fig_ids, results, out, (os.cpu_count() or 1) if jobs is None else jobs,
+                               progress=progress, drawings={(name, key): job for name, jobs_ in drawings.items()
+                                                            for key, job in jobs_.items()})
     if progress:
         print(f"drew {len(fig_ids)} figure(s) into {out}/; writing FINDINGS.md", flush=True)
     dtype = train_dtype_of(groups)
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
-    extras = {s.name: s.extra(results, rendered, out) for s in studies.STUDIES   # e.g. findings under each null
-              if s.extra is not None}
+    extras = {s.name: s.extra(results, rendered, out, {key: v for (name, key), v in drawn.items() if name == s.name})
+              for s in studies.STUDIES if s.extra is not None}      # e.g. findings under each null
     command = (f"python -m lwsim.figures --preset {preset} --out {out} --cache {cache}"
                + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
                + (f" --train-dtype {train_dtype}" if train_dtype else ""))

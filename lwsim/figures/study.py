@@ -25,8 +25,11 @@ class Study:
         training-dtype table and a section "## k. title" each).
     headline: ``fn(rendered) -> [(k, title, verdict or None)]``: headline rows of findings that
         write their own section (in ``after``).
-    extra: ``fn(results, rendered, out) -> value`` run once after the figures are drawn (e.g. the
-        figures redrawn under each null); its value is passed to ``before``/``after`` as ``extra``.
+    drawings: ``fn(results, fig_ids, out) -> {key: (fn, args)}``: more drawing (e.g. the figures
+        redrawn under each null), run as ``fn(*args)`` in the figures' process pool beside them;
+        the values come back to ``extra`` as ``drawn`` {key: value}. ``fn`` and ``args`` must pickle.
+    extra: ``fn(results, rendered, out, drawn) -> value`` run once after the figures are drawn (e.g.
+        findings under each null, from ``drawn``); its value is passed to ``before``/``after`` as ``extra``.
     before / after: ``fn(rendered=, results=, extra=) -> [lines]``: FINDINGS.md sections placed
         before / after the numbered sections.
     work: experiment → ``fn(config) -> {term: count}`` for the cost model (cost.py);
@@ -42,6 +45,7 @@ class Study:
     titles: Mapping[int, str] = field(default_factory=dict)
     findings: Callable | None = None
     headline: Callable | None = None
+    drawings: Callable | None = None
     extra: Callable | None = None
     before: Callable | None = None
     after: Callable | None = None

@@ -16,7 +16,7 @@ from .figures import FIGURES as _FIGS
 from .findings import TITLES, training_lines
 from .findings import findings as findings_1_5   # not the name ``findings``: that is the submodule
 from .master import fig_a14
-from .nulls import findings_by_variant, null_lines
+from .nulls import findings_by_variant, null_drawings, null_lines
 
 FIGURES = {**_FIGS, "A14": fig_a14}
 
@@ -29,9 +29,15 @@ def main_runs(preset, backend):
             for cell in A_CELLS for s in c["seeds"]]
 
 
-def _extra(results, rendered, out):
-    """Findings 1–5 under each null and floor (the nulls' figures written into ``out``)."""
-    return findings_by_variant(results, rendered, FIGURES, out=out)
+def _drawings(results, fig_ids, out):
+    """The figures under each null and floor, drawn in the engine's pool (the nulls' written into ``out``)."""
+    return null_drawings(results, fig_ids, FIGURES, out=out)
+
+
+def _extra(results, rendered, out, drawn=None):
+    """Findings 1–5 under each null and floor, from the figures ``_drawings`` drew (rebuilt
+    here when missing; the nulls' figures then written into ``out``)."""
+    return findings_by_variant(results, rendered, FIGURES, out=out, drawn=drawn)
 
 
 def _before(rendered, results, extra):
@@ -40,7 +46,7 @@ def _before(rendered, results, extra):
 
 STUDY = Study(name="main", docs="docs/experiments.md §5.3–5.5 (A1–A9, A14, findings 1–5)",
               groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
-              titles=TITLES, findings=findings_1_5, extra=_extra, before=_before,
+              titles=TITLES, findings=findings_1_5, drawings=_drawings, extra=_extra, before=_before,
               work={"a_main": a_main_work}, probes={"a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
                dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
                dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),

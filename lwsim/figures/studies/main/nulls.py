@@ -57,24 +57,43 @@ def null_view(results, name):
     return out
 
 
-def findings_by_variant(results, rendered, figures, out=None):
+def draw_null_figure(name, fid, build, results, out=None):
+    """Figure ``fid`` rebuilt by ``build`` from variant ``name``'s view of ``results``: its data.
+    ``out``: a null's figure (not "lag"'s, not a floor ablation's) is written there as
+    <out>/<fid>_<name>.png/.json, its first title marked with the null; the others are closed."""
+    fig, data = build(null_view(results, name))
+    if out is not None and name in NULLS and name != "lag":
+        for ax in fig.axes[:1]:
+            ax.set_title(f"{ax.get_title()} [{name} null]")
+        save_figure(fig, data, f"{fid}_{name}", out, figure_id=fid)
+    else:
+        plt.close(fig)
+    return data
+
+
+def null_drawings(results, rendered_ids, figures, out=None):
+    """{"<figure id>_<variant>": (draw_null_figure, args)}: every null figure of every variant, as
+    jobs the engine runs in its drawing pool beside the figures (Study.drawings); their values
+    are what :func:`findings_by_variant` would rebuild, so it takes them as ``drawn``."""
+    groups = {"a_main": results.get("a_main") or []}       # the null figures read the [A] main runs only
+    return {f"{fid}_{name}": (draw_null_figure, (name, fid, figures[fid], groups, out))
+            for name in variants(results) for fid in NULL_FIGS if fid in rendered_ids}
+
+
+def findings_by_variant(results, rendered, figures, out=None, drawn=None):
     """{variant: findings rows} for findings 1–5: the figures that depend on the detection table are
     rebuilt in memory from the variant's view (``figures``: id → builder), the others reused.
     ``out``: also write the nulls' figures (not the floor ablations') as <out>/<id>_<null>.png/.json,
-    their titles marked with the null."""
+    their titles marked with the null. ``drawn``: {"<id>_<variant>": data} already drawn (by
+    :func:`null_drawings`' jobs), used instead of rebuilding."""
+    drawn = drawn or {}
     result = {}
     for name in variants(results):
-        view = null_view(results, name)
         data = dict(rendered)
         for fid in NULL_FIGS:
             if fid in rendered:
-                fig, data[fid] = figures[fid](view)
-                if out is not None and name in NULLS and name != "lag":
-                    for ax in fig.axes[:1]:
-                        ax.set_title(f"{ax.get_title()} [{name} null]")
-                    save_figure(fig, data[fid], f"{fid}_{name}", out, figure_id=fid)
-                else:
-                    plt.close(fig)
+                key = f"{fid}_{name}"
+                data[fid] = drawn[key] if key in drawn else draw_null_figure(name, fid, figures[fid], results, out)
         rows = findings(data)
         result[name] = {k: rows[k] for k in FINDINGS_1_5 if k in rows}
     return result
