@@ -80,13 +80,11 @@ def test_drawing_bar_names_each_figure(tmp_path, monkeypatch, capsys):
 
 
 def test_draw_all_runs_the_studies_drawings_after_the_figures(tmp_path, monkeypatch, capsys):
-    import operator
-
     from lwsim.figures.style import plt
     order = []
 
     def tiny(R):
-        order.append("T1")
+        order.append(("T1", R))
         fig, ax = plt.subplots(figsize=(2, 2))
         return fig, {"x": 1}
 
@@ -94,15 +92,24 @@ def test_draw_all_runs_the_studies_drawings_after_the_figures(tmp_path, monkeypa
         order.append(("job", a, b))
         return a * b
     monkeypatch.setattr(figures_mod, "FIGURES", {"T1": tiny})
-    rendered, drawn = figures_mod.draw_all(["T1"], {}, tmp_path, jobs=1, progress=True,
-                                           drawings={("main", "A1_full"): (job, (2, 3)), "k": (job, (4, 5))})
-    assert rendered == {"T1": {"x": 1}} and drawn == {("main", "A1_full"): 6, "k": 20}
-    assert order == ["T1", ("job", 2, 3), ("job", 4, 5)]                    # figures first, then the drawings
+    jobs = {("main", "A1_full"): (job, (2, 3)), "k-job": (job, (4, 5)), ("s", "t", "A4_author"): (job, (1, 1))}
+    rendered, drawn = figures_mod.draw_all(["T1"], {"g": 7}, tmp_path, jobs=1, progress=True, drawings=jobs)
+    assert rendered == {"T1": {"x": 1}} and drawn == {("main", "A1_full"): 6, "k-job": 20, ("s", "t", "A4_author"): 1}
+    assert order == [("T1", {"g": 7}), ("job", 2, 3), ("job", 4, 5), ("job", 1, 1)]   # figures first, then the drawings
     err = capsys.readouterr().err
-    assert "2/3" in err and "A1_full]" in err and "main" not in err           # one bar; a job by its own key
+    assert "2/4" in err and "A1_full]" in err and "main" not in err           # one bar; a job by its own key
+    assert "k-job]" in err and "A4_author]" in err and "t]" not in err
+    # the defaults: in this process (the spawned pool would not see the patched FIGURES), no bar
+    order.clear()
+    assert figures_mod.draw_all(["T1"], {"g": 8}, tmp_path) == ({"T1": {"x": 1}}, {})
+    assert figures_mod.render_all(["T1"], {"g": 9}, tmp_path) == {"T1": {"x": 1}}
+    assert order == [("T1", {"g": 8}), ("T1", {"g": 9})] and capsys.readouterr().err == ""
     assert figures_mod.draw_all([], {}, tmp_path, jobs=1) == ({}, {})
-    assert figures_mod.render_all(["T1"], {}, tmp_path, jobs=1) == {"T1": {"x": 1}}
-    # in the spawned pool (the functions travel by reference): the same values
+
+
+def test_draw_all_in_the_spawned_pool(tmp_path):
+    """The studies' drawings in the spawned pool (the functions travel by reference): the same values."""
+    import operator
     assert figures_mod.draw_all([], {}, tmp_path, jobs=2, drawings={"a": (operator.mul, (6, 7)), "b": (max, (1, 9))}) \
         == ({}, {"a": 42, "b": 9})
 
