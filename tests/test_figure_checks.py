@@ -192,3 +192,29 @@ def test_band_edges_by_hand():
     verts = ax.collections[0].get_paths()[0].vertices
     assert verts[:, 1].min() == 0.0 and ax.lines[0].get_marker() == "^"
     plt.close(fig)
+
+
+def test_the_pool_draws_what_this_process_draws(smoke_results, tmp_path):
+    """draw_all in two spawned processes and in this one: the same files, bit for bit, and the same
+    values, the main study's figures under each null and floor (Study.drawings) included."""
+    import json
+
+    from lwsim.figures.figures import draw_all
+    from lwsim.figures.studies import main
+    from lwsim.io import to_jsonable
+    ids = ["A1", "A14", "A2", "B7"]
+    got = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        out.mkdir()
+        drawings = {("main", k): job for k, job in main._drawings(smoke_results, ids, out).items()}
+        rendered, drawn = draw_all(ids, smoke_results, out, jobs=jobs, drawings=drawings)
+        values = json.dumps(to_jsonable({"rendered": rendered, "drawn": {k[1]: v for k, v in drawn.items()}}),
+                            sort_keys=True)
+        got[jobs] = values, {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    assert sorted(got[1][1]) == sorted(f"{f}.{e}" for f in ids + ["A1_full", "A1_author", "A14_full", "A14_author"]
+                                       for e in ("png", "json"))
+    assert got[2] == got[1]
+    names = main.nulls.variants(smoke_results)                           # lag, full, author (+ floors)
+    assert names[:3] == ["lag", "full", "author"]
+    assert sorted(json.loads(got[1][0])["drawn"]) == sorted(f"{f}_{n}" for n in names for f in ("A1", "A14"))
