@@ -29,6 +29,7 @@ def render_all(fig_ids, results, out, jobs=1, progress=False):
 
 
 def _call(fn, args):
+    """A drawing job, in this process or a pool worker."""
     return fn(*args)
 
 
@@ -55,7 +56,7 @@ def draw_all(fig_ids, results, out, jobs=1, progress=False, drawings=None):
                 bar.update()
             for key, (fn, args) in drawings.items():
                 bar.set_postfix_str(_label(key))
-                drawn[key] = fn(*args)
+                drawn[key] = _call(fn, args)
                 bar.update()
             return rendered, drawn
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -113,10 +114,10 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     print(f"runs: {st['total']} total, {st['computed']} computed, {st['cached']} cached", flush=True)
     results = {g: [(r.config, done[r]) for r in runs] for g, runs in groups.items()}
     Path(out).mkdir(parents=True, exist_ok=True)
-    drawings = {s.name: s.drawings(results, list(fig_ids), out) for s in studies.STUDIES if s.drawings is not None}
+    drawings = {(s.name, key): job for s in studies.STUDIES if s.drawings is not None   # keyed by study
+                for key, job in s.drawings(results, list(fig_ids), out).items()}
     rendered, drawn = draw_all(fig_ids, results, out, (os.cpu_count() or 1) if jobs is None else jobs,
-                               progress=progress, drawings={(name, key): job for name, jobs_ in drawings.items()
-                                                            for key, job in jobs_.items()})
+                               progress=progress, drawings=drawings)
     if progress:
         print(f"drew {len(fig_ids)} figure(s) into {out}/; writing FINDINGS.md", flush=True)
     dtype = train_dtype_of(groups)
