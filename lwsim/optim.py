@@ -492,6 +492,17 @@ def from_state_dict(params: dict, sd: dict) -> Optimizer:
     return opt
 
 
+def squared_norm(arrays) -> float:
+    """Σ_k ‖g_k‖² in float64: each array's Σ g² by np.sum (NumPy's pairwise sum), then the arrays'
+    totals added one by one in order. An explicit loop rather than sum(): Python 3.12's sum() of
+    floats compensates its rounding errors, 3.11's does not, and the trainers must give the same bits
+    on both (the fused trainer repeats this order exactly, backends/numba/fused.py)."""
+    total = 0.0
+    for g in arrays:
+        total += float(np.sum(np.square(g, dtype=np.float64)))
+    return total
+
+
 def clip_grad_norm(grads: dict, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False) -> float:
     """torch.nn.utils.clip_grad_norm_ on a dict of gradient arrays.
@@ -515,7 +526,7 @@ def clip_grad_norm(grads: dict, max_norm: float, norm_type: float = 2.0,
     if norm_type == math.inf:
         total = max(float(np.max(np.abs(g))) if g.size else 0.0 for g in arrays.values())
     elif norm_type == 2.0:
-        total = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in arrays.values()))
+        total = math.sqrt(squared_norm(arrays.values()))
     else:
         raise ValueError(f"norm_type must be 2 or inf, got {norm_type}")
     if error_if_nonfinite and not math.isfinite(total):

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import io as lio
 from . import optim as loptim
+from .cells.base import Cell
 from .tasks import Dataset, Task
 
 __all__ = ["TrainResult", "train", "evaluate", "save_run", "load_run"]
@@ -254,7 +255,7 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
           batch_size: int = 64, clip: float | None = None, backend: str = "numpy", seed: int = 0,
           validate: bool = True, val_every: int | None = None, n_val: int = 256,
           val_batch_size: int = 256, best_checkpoint: bool = False, checkpoints=(),
-          progress: bool = True, mask=None, desc: str | None = None) -> TrainResult:
+          progress: bool = True, mask=None, desc: str | None = None, fused: bool | None = None) -> TrainResult:
     """Train ``cell`` from ``params`` (copied) on a Dataset (``epochs=``, mode A) or a Task
     (``steps=``, mode B). See the module docstring for the semantics of every option.
 
@@ -262,6 +263,11 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
     ``optimizer_kwargs``), a dict {"name": ..., **hyper}, or an Optimizer built over ``params``
     (then ``params`` is trained in place). ``optimizer_state`` resumes from a state_dict.
     clip: max global gradient L2 norm (torch clip_grad_norm_), None for no clipping.
+    fused: run the steps in the fused trainer (backend "numba" only: every step between two
+    validation points or checkpoints in one compiled call, lwsim.backends.numba.fused), or step by
+    step (False: the readable reference loop below). Both give the same bits. None (default): fused
+    with the numba backend when the batch is one chunk of the thread pool or a step is small; with
+    several chunks of a large step, step by step, whose chunks run in parallel.
 
     See docs/experiments.md §5.2.
     """
@@ -294,6 +300,12 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
             "readout='last', or make the task with fill='running'"
         )
     mask = _check_mask(mask, T, readout)
+    if fused not in (None, True, False):
+        raise TypeError(f"fused must be None, True or False, got {fused!r}")
+    if fused and backend != "numba":
+        raise ValueError(f"fused=True needs backend='numba', got backend={backend!r}")
+    if fused and not isinstance(cell, Cell):
+        raise TypeError(f"fused=True needs an lwsim cell (lwsim.make_cell), got {type(cell).__name__}")
     if clip is not None:
         clip = float(clip)
         if not clip > 0:
@@ -378,29 +390,94 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
             best.update(mse=m["mse"], step=step)
         return m
 
+    # cast once to the cell's dtype (a float32 cell would otherwise convert every minibatch)
+    dt = getattr(cell, "dtype", None)
+    if isinstance(data, Dataset):
+        xt, yt = data.x_train, data.y_train
+        if dt is not None and xt.dtype != dt:
+            xt, yt = xt.astype(dt), yt.astype(dt)
+
+    def batch_indices():
+        """Mode A / steps over a Dataset: the minibatch indices, shuffled epoch after epoch."""
+        produced = 0
+        while produced < total:
+            perm = rng_shuffle.permutation(N)
+            for i in range(0, N, batch_size):
+                yield perm[i:i + batch_size]
+                produced += 1
+                if produced == total:
+                    return
+
     def batches():
         if isinstance(data, Task):
             for _ in range(total):
                 yield data.batch(batch_size, rng_batch)
             return
-        # cast once to the cell's dtype (a float32 cell would otherwise convert every minibatch)
-        dt = getattr(cell, "dtype", None)
-        xt, yt = data.x_train, data.y_train
-        if dt is not None and xt.dtype != dt:
-            xt, yt = xt.astype(dt), yt.astype(dt)
-        produced = 0
-        while produced < total:
-            perm = rng_shuffle.permutation(N)
-            for i in range(0, N, batch_size):
-                idx = perm[i:i + batch_size]
-                yield xt[:, idx], yt[:, idx]
-                produced += 1
-                if produced == total:
-                    return
+        for idx in batch_indices():
+            yield xt[:, idx], yt[:, idx]
 
     from tqdm import tqdm
 
     kwargs_mask = {} if mask is None else {"mask": mask}
+
+    def one_step(xb, yb):
+        """One step the readable way: exact BPTT, clip, optimizer update → (loss, grad norm)."""
+        loss, grads = cell.loss_and_grad(P, xb, yb, backend=backend, **kwargs_mask)
+        loss = float(loss)
+        if not math.isfinite(loss):
+            raise FloatingPointError(f"training loss is {loss} at step {step + 1}")
+        grads = dict(grads)
+        if clip is not None:
+            gnorm = loptim.clip_grad_norm(grads, clip)
+        else:
+            gnorm = math.sqrt(loptim.squared_norm(grads.values()))
+        # a finite total norm means every gradient is finite: skip the per-array check
+        opt._apply(opt._prepare_grads(grads, check_finite=not math.isfinite(gnorm)))
+        return loss, gnorm
+
+    def val_due(s):
+        if not validate:
+            return False
+        if mode == "epochs":
+            return s % per_epoch == 0 and (s // per_epoch) % val_every == 0 or s == total
+        return s % val_every == 0 or s == total
+
+    def record(loss, gnorm, nb):
+        """After step ``step``: curves, checkpoint, epoch mean, validation when due, progress."""
+        nonlocal epoch_sum, epoch_n
+        curves["step"].append(step)
+        curves["train_loss"].append(loss)
+        curves["grad_norm"].append(gnorm)
+        snapshot(step)
+        epoch_sum += loss * nb
+        epoch_n += nb
+        if mode == "epochs" and step % per_epoch == 0:
+            curves["epoch"].append(step // per_epoch)
+            curves["epoch_train_loss"].append(epoch_sum / epoch_n)
+            epoch_sum = epoch_n = 0.0
+        if val_due(step):
+            m = run_validation(step)
+            if progress:
+                bar.set_postfix(loss=f"{loss:.4g}", val=f"{m['mse']:.4g}", refresh=False)
+                bar.update(1)
+                bar.refresh()  # show the validation result now (tqdm otherwise rate-limits)
+            return
+        if progress:
+            bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+            bar.update(1)
+
+    use_fused = fused
+    if fused is not False and backend == "numba" and isinstance(cell, Cell):
+        from .backends.numba import fused as lfused
+        cell.check_params(P)            # the step path would raise the same error at its first step
+        if not lfused.eligible(cell, P):
+            if fused:
+                raise ValueError(f"fused=True needs params in the cell's dtype ({cell.dtype.name}); "
+                                 "cast them, e.g. cell.check_params(params), or pass fused=False")
+            use_fused = False
+        elif fused is None:
+            use_fused = lfused.pays(cell, T, batch_size)
+
     snapshot(0)
     if validate:
         run_validation(0)
@@ -409,44 +486,45 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
     step = 0
     epoch_sum = epoch_n = 0.0
     try:
-        for xb, yb in batches():
-            loss, grads = cell.loss_and_grad(P, xb, yb, backend=backend, **kwargs_mask)
-            loss = float(loss)
-            if not math.isfinite(loss):
-                raise FloatingPointError(f"training loss is {loss} at step {step + 1}")
-            grads = dict(grads)
-            if clip is not None:
-                gnorm = loptim.clip_grad_norm(grads, clip)
+        if not use_fused:
+            for xb, yb in batches():
+                loss, gnorm = one_step(xb, yb)
+                step += 1
+                record(loss, gnorm, xb.shape[1])
+        else:
+            from .backends.numba.readout import loss_weights
+            runner = lfused.FusedSteps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
+            exits = sorted(set(ckpt_steps) | {s for s in range(1, total + 1) if val_due(s)})
+            if isinstance(data, Dataset):
+                X, Y = lfused.full_arrays(cell, xt, yt)
+                ok = lfused.finite(X, Y)
+                source = batch_indices()
             else:
-                gnorm = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads.values()))
-            # a finite total norm means every gradient is finite: skip the per-array check
-            opt._apply(opt._prepare_grads(grads, check_finite=not math.isfinite(gnorm)))
-            step += 1
-            curves["step"].append(step)
-            curves["train_loss"].append(loss)
-            curves["grad_norm"].append(gnorm)
-            snapshot(step)
-            epoch_sum += loss * xb.shape[1]
-            epoch_n += xb.shape[1]
-            end_of_epoch = mode == "epochs" and step % per_epoch == 0
-            if end_of_epoch:
-                curves["epoch"].append(step // per_epoch)
-                curves["epoch_train_loss"].append(epoch_sum / epoch_n)
-                epoch_sum = epoch_n = 0.0
-            if validate:
-                due = (step // per_epoch) % val_every == 0 if end_of_epoch else (
-                    mode == "steps" and step % val_every == 0)
-                if due or step == total:
-                    m = run_validation(step)
-                    bar.set_postfix(loss=f"{loss:.4g}", val=f"{m['mse']:.4g}", refresh=False)
-                    bar.update(1)
-                    bar.refresh()  # show the validation result now (tqdm otherwise rate-limits)
-                    continue
+                source = None
+            while step < total:
+                K = lfused.segment(step, exits, total, cell.n_in * T * batch_size, source is None)
+                if source is not None:
+                    idx = [next(source) for _ in range(K)]
+                    segment_batches = [(xt[:, i], yt[:, i]) for i in idx]
                 else:
-                    bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
-            else:
-                bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
-            bar.update(1)
+                    segment_batches = [data.batch(batch_size, rng_batch) for _ in range(K)]
+                    X, Y, idx = lfused.stack_batches(cell, segment_batches)
+                    ok = lfused.finite(X, Y)
+                if not ok:                      # the step path's input check raises at the right step
+                    for xb, yb in segment_batches:
+                        loss, gnorm = one_step(xb, yb)
+                        step += 1
+                        record(loss, gnorm, xb.shape[1])
+                    continue
+                I, nbs = lfused.index_matrix(idx, batch_size)
+                losses, gnorms, status, done = runner.run(X, Y, I, nbs)
+                for k in range(done):
+                    step += 1
+                    record(float(losses[k]), float(gnorms[k]), int(nbs[k]))
+                if status != lfused.OK:         # redo that step the readable way: it raises
+                    one_step(*segment_batches[done])
+                    raise AssertionError(f"fused trainer stopped (status {status}) at step {step + 1} "
+                                         "but the step-by-step path did not fail there")
     finally:
         bar.close()
 

@@ -785,8 +785,12 @@ def test_progress_bar_calls(monkeypatch):
     _SpyBar.made = []
     # two epochs of one step, validation targets (0, 1): val mse (s² + (s − 1)²)/2 at s = 1/2, 1/4
     _run(data=_ones(2, 2, val=[0.0, 1.0]), epochs=2, batch_size=2)
-    bar = _SpyBar.made[0]
+    bar = _SpyBar.made.pop(0)
     assert bar.kw == {"total": 2, "disable": True, "desc": "train lin", "leave": False, "dynamic_ncols": True}
+    assert bar.calls == [("close",)]                   # a disabled bar is not fed step by step
+    _run(data=_ones(2, 2, val=[0.0, 1.0]), epochs=2, batch_size=2, progress=True)
+    bar = _SpyBar.made[0]
+    assert bar.kw == {"total": 2, "disable": False, "desc": "train lin", "leave": False, "dynamic_ncols": True}
     assert bar.calls == [
         ("postfix", {"loss": "1", "val": "0.25", "refresh": False}), ("update", 1), ("refresh",),
         ("postfix", {"loss": "0.25", "val": "0.3125", "refresh": False}), ("update", 1), ("refresh",),
@@ -799,7 +803,7 @@ def test_progress_bar_calls(monkeypatch):
                               ("refresh",)]
     assert bar.calls[:2] == [("postfix", {"loss": "1", "refresh": False}), ("update", 1)]
     assert len(bar.calls) == 9 and bar.calls[-1] == ("close",)
-    _run(data=_ones(2, 2), epochs=1, batch_size=2, validate=False)
+    _run(data=_ones(2, 2), epochs=1, batch_size=2, validate=False, progress=True)
     assert _SpyBar.made[2].calls == [("postfix", {"loss": "1", "refresh": False}), ("update", 1), ("close",)]
 
     class Boom(LinCell):

@@ -418,14 +418,7 @@ def loss_and_grad(cell, p, x, y, mask):
             run_chunks(cho_backward_rows, bounds, h, xa, dy, p["W_out"], Uzr, p["U_g"], z, r, g, rh,
                        ahat, sig, gamma, cell.layernorm, dZ, dG, dgam, dbet, dWo, tuning_params())
         grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-        dZ, dG = dZ.sum(axis=0), dG.sum(axis=0)
-        dUzr, dWzr, dUg, dWg = dZ[:, :H], dZ[:, H:], dG[:, :H], dG[:, H:]
-        unstack_input(cell, dWzr, [("W_z", "b_z"), ("W_r", "b_r")], grads)
-        unstack_input(cell, dWg, [("W_g", "b_g")], grads)
-        grads["U_z"], grads["U_r"], grads["U_g"] = dUzr[:H], dUzr[H:], dUg
-        if cell.layernorm:
-            return loss, ordered(p, grads, dgamma, dbeta, cell.dtype)
-        return loss, ordered(p, grads)
+        return loss, assemble_cho(cell, p, grads, dZ.sum(axis=0), dG.sum(axis=0), dgamma, dbeta)
     xa, Whc, (h, r, z, n, hn, yhat) = _torch_forward(cell, p, x, alloc)
     loss, dy, grads = loss_stage(cell, yhat, y, mask)
     bounds = chunks(B)
@@ -437,7 +430,26 @@ def loss_and_grad(cell, p, x, y, mask):
                    tuning_params())
     none = np.zeros((0, H))                           # no LN partials for this convention
     grads["W_out"] = fixed_order_sums(dWo, none, none, cell.dtype)[0]
-    dZ, An = dZ.sum(axis=0), dN.sum(axis=0)
+    return loss, assemble_torch(cell, p, grads, dZ.sum(axis=0), dN.sum(axis=0))
+
+
+def assemble_cho(cell, p, grads, dZ, dG, dgamma, dbeta):
+    """Gradient dict (cho) from the chunk-summed dZ = [dU_{z,r} | dW_{z,r}], dG = [dU_g | dW_g] and the
+    LN sums; ``grads`` holds W_out (and b_out). Copies only (mapped once by the fused trainer)."""
+    H = cell.n_hidden
+    dUzr, dWzr, dUg, dWg = dZ[:, :H], dZ[:, H:], dG[:, :H], dG[:, H:]
+    unstack_input(cell, dWzr, [("W_z", "b_z"), ("W_r", "b_r")], grads)
+    unstack_input(cell, dWg, [("W_g", "b_g")], grads)
+    grads["U_z"], grads["U_r"], grads["U_g"] = dUzr[:H], dUzr[H:], dUg
+    if cell.layernorm:
+        return ordered(p, grads, dgamma, dbeta, cell.dtype)
+    return ordered(p, grads)
+
+
+def assemble_torch(cell, p, grads, dZ, An):
+    """Gradient dict (torch) from the chunk-summed dZ = [dW_h· | A] (3H, H + D[+1]) and An (H, D[+1]);
+    ``grads`` holds W_out (and b_out). Copies only (mapped once by the fused trainer)."""
+    H = cell.n_hidden
     dWh, A = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, A[:2 * H], [("W_ir", "b_ir"), ("W_iz", "b_iz")], grads)
     unstack_input(cell, An, [("W_in", "b_in")], grads)
@@ -447,7 +459,26 @@ def loss_and_grad(cell, p, x, y, mask):
         grads["b_hr"], grads["b_hz"] = grads["b_ir"].copy(), grads["b_iz"].copy()
         grads["b_hn"] = A[2 * H:, cell.n_in]
     grads["W_hr"], grads["W_hz"], grads["W_hn"] = dWh[:H], dWh[H:2 * H], dWh[2 * H:]
-    return loss, ordered(p, grads)
+    return ordered(p, grads)
+
+
+def operands_cho(cell, p):
+    """The fused trainer's weight operands (cho): Wa, [U_z; U_r]ᵀ, U_gᵀ, γ, β, W_outᵀ, b_out, W_out,
+    [U_z; U_r], U_g — the arrays _cho_forward and loss_and_grad hand the kernels."""
+    Wa = stack_input(cell, [(p["W_z"], p.get("b_z")), (p["W_r"], p.get("b_r")), (p["W_g"], p.get("b_g"))])
+    Uzr = np.ascontiguousarray(np.concatenate([p["U_z"], p["U_r"]], axis=0))
+    return (Wa, np.ascontiguousarray(Uzr.T), np.ascontiguousarray(p["U_g"].T), *ln_operands(cell, p),
+            *readout_params(cell, p), p["W_out"], Uzr, p["U_g"])
+
+
+def operands_torch(cell, p):
+    """The fused trainer's weight operands (torch): Wa, [W_hr; W_hz; W_hn]ᵀ, b_h, W_outᵀ, b_out,
+    W_out, [W_hr; W_hz; W_hn]."""
+    H = cell.n_hidden
+    Wa = stack_input(cell, [(p["W_ir"], p.get("b_ir")), (p["W_iz"], p.get("b_iz")), (p["W_in"], p.get("b_in"))])
+    Whc = np.ascontiguousarray(np.concatenate([p["W_hr"], p["W_hz"], p["W_hn"]], axis=0))
+    bh = np.concatenate([p["b_hr"], p["b_hz"], p["b_hn"]]) if cell.bias else empty(cell, 3 * H)
+    return (Wa, np.ascontiguousarray(Whc.T), bh, *readout_params(cell, p), p["W_out"], Whc)
 
 
 def jacobians(cell, p, x, diagonal, run=None):

@@ -231,6 +231,12 @@ def _operands(cell, p):
     return mode, stack_input(cell, blocks), UC, s_const
 
 
+def operands(cell, p):
+    """The fused trainer's weight operands: Wa, Uᵀ, U, γ, β, W_outᵀ, b_out, W_out (see _run_forward)."""
+    _, Wa, UC, _ = _operands(cell, p)
+    return (Wa, np.ascontiguousarray(UC.T), UC, *ln_operands(cell, p), *readout_params(cell, p), p["W_out"])
+
+
 def _run_forward(cell, p, x, alloc=None):
     alloc = alloc or fresh(cell)
     T, B, _ = x.shape
@@ -291,7 +297,15 @@ def loss_and_grad(cell, p, x, y, mask):
         run_chunks(backward_rows, bounds, h, xa, dy, p["W_out"], UC, mode, s_const, cand, s, ahat,
                    sig, gamma, cell.layernorm, dZ, dgam, dbet, dWo, tuning_params())
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dZ = dZ.sum(axis=0)
+    return loss, assemble(cell, p, grads, dZ.sum(axis=0), dgamma, dbeta)
+
+
+def assemble(cell, p, grads, dZ, dgamma, dbeta):
+    """The gradient dict from the reduced kernel outputs: dZ = [dU | dWa] (G, H + D[+1]) summed over
+    chunks, dγ, dβ (float64); ``grads`` holds W_out (and b_out) already. Copies only (the fused
+    trainer maps it once per training, fused.py)."""
+    H = cell.n_hidden
+    mode = MODES[cell.name]
     dU, dWa = dZ[:, :H], dZ[:, H:]
     blocks = [("W_x", "b_x")]
     if mode == 2:
@@ -303,8 +317,8 @@ def loss_and_grad(cell, p, x, y, mask):
     unstack_input(cell, dWa, blocks, grads)
     grads["W_h"] = dU[:H]
     if cell.layernorm:
-        return loss, ordered(p, grads, dgamma, dbeta, cell.dtype)
-    return loss, ordered(p, grads)
+        return ordered(p, grads, dgamma, dbeta, cell.dtype)
+    return ordered(p, grads)
 
 
 def forward_and_jacobian_diagonal(cell, p, x):

@@ -212,14 +212,27 @@ def loss_and_grad(cell, p, x, y, mask):
         run_chunks(backward_rows, bounds, h, c, xa, dy, p["W_out"], UC, i, f, g, o, tc, ahat, sig,
                    gamma, cell.layernorm, dZ, dgam, dbet, dWo, tuning_params())
     grads["W_out"], dgamma, dbeta = fixed_order_sums(dWo, dgam, dbet, cell.dtype)
-    dZ = dZ.sum(axis=0)
+    return loss, assemble(cell, p, grads, dZ.sum(axis=0), dgamma, dbeta)
+
+
+def assemble(cell, p, grads, dZ, dgamma, dbeta):
+    """Gradient dict from the chunk-summed dZ = [dU | dWa] (4H, H + D[+1]) and the LN sums; ``grads``
+    holds W_out (and b_out). Copies only (mapped once by the fused trainer)."""
+    H = cell.n_hidden
     dU, dWa = dZ[:, :H], dZ[:, H:]
     unstack_input(cell, dWa, [(f"W_{k}", f"b_{k}") for k in GATES], grads)
     for n, k in enumerate(GATES):
         grads[f"U_{k}"] = dU[n * H:(n + 1) * H]
     if cell.layernorm:
-        return loss, ordered(p, grads, dgamma, dbeta, cell.dtype)
-    return loss, ordered(p, grads)
+        return ordered(p, grads, dgamma, dbeta, cell.dtype)
+    return ordered(p, grads)
+
+
+def operands(cell, p):
+    """The fused trainer's weight operands: Wa, Uᵀ, γ, β, W_outᵀ, b_out, W_out, U (U = [U_i; U_f; U_g; U_o])."""
+    Wa = stack_input(cell, [(p[f"W_{k}"], p.get(f"b_{k}")) for k in GATES])
+    UC = np.ascontiguousarray(np.concatenate([p[f"U_{k}"] for k in GATES], axis=0))
+    return (Wa, np.ascontiguousarray(UC.T), *ln_operands(cell, p), *readout_params(cell, p), p["W_out"], UC)
 
 
 def jacobians(cell, p, x, diagonal):
