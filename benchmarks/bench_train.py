@@ -12,7 +12,8 @@ clip_grad_norm_), one AdamW update (lr 3e-3, weight decay 1e-2).
   jax loop     the same step, the whole K-step training in ONE jax.jit (lax.scan over steps, the
                minibatches pre-gathered as a (K, T, B, D) array before the clock starts)
 Cells: gru (convention "torch", exactly nn.GRU) and lstm (as nn.LSTM; lwsim's one bias per gate
-is torch's b_ih + b_hh, loaded as bias_ih = the sum, bias_hh = 0). Task: multilag, n_train = 8·B,
+is torch's b_ih + b_hh, loaded as bias_ih = the sum, bias_hh = 0 and frozen in torch, absent in
+JAX, so the three train the same parameters and clip the same norm). Task: multilag, n_train = 8·B,
 the minibatches in lwsim's order (SeedSequence([seed, 0x7EA1]) child 0, a permutation per epoch),
 which torch and JAX replay; the first-step losses must agree to 1e-5 relative or the run aborts.
 
@@ -134,7 +135,9 @@ def torch_runner(torch, case):
         rnn, readout = rnn_cls(case.D, case.H), nn.Linear(case.H, 1)
         rnn.load_state_dict(rnn_sd)
         readout.load_state_dict(out_sd)
-        params = list(rnn.parameters()) + list(readout.parameters())
+        if case.cell_name == "lstm":                     # lwsim's LSTM has one bias per gate
+            rnn.bias_hh_l0.requires_grad_(False)
+        params = [q for q in rnn.parameters() if q.requires_grad] + list(readout.parameters())
         opt = torch.optim.AdamW(params, lr=LR, betas=BETAS, eps=EPS, weight_decay=WD)
         mse = nn.MSELoss()
         losses = []
@@ -170,7 +173,7 @@ def jax_train_step(jax, cell_name):
 
         def lstm(hc, gi_t):
             h, c = hc
-            a = gi_t + h @ p["weight_hh_l0"].T + p["bias_hh_l0"]
+            a = gi_t + h @ p["weight_hh_l0"].T                 # one bias per gate (in bias_ih)
             i, f = jax.nn.sigmoid(a[:, :H]), jax.nn.sigmoid(a[:, H:2 * H])
             g, o = jnp.tanh(a[:, 2 * H:3 * H]), jax.nn.sigmoid(a[:, 3 * H:])
             c = f * c + i * g
@@ -210,7 +213,8 @@ def jax_runners(jax, case):
     """The "jax jit step" and "jax loop" runners, sharing one step function."""
     jnp = jax.numpy
     step = jax_train_step(jax, case.cell_name)
-    p0 = {k: jnp.asarray(v) for k, v in case.torch_params.items()}
+    p0 = {k: jnp.asarray(v) for k, v in case.torch_params.items()
+          if not (case.cell_name == "lstm" and k == "bias_hh_l0")}
     zeros = {k: jnp.zeros_like(v) for k, v in p0.items()}
     state0 = (p0, zeros, zeros, jnp.float32(0.0))
     # pre-gathered minibatches, (K, T, B, D): jit step gets one slice per call, the loop all of them

@@ -496,7 +496,10 @@ def squared_norm(arrays) -> float:
     """Σ_k ‖g_k‖² in float64: each array's Σ g² by np.sum (NumPy's pairwise sum), then the arrays'
     totals added one by one in order. An explicit loop rather than sum(): Python 3.12's sum() of
     floats compensates its rounding errors, 3.11's does not, and the trainers must give the same bits
-    on both (the fused trainer repeats this order exactly, backends/numba/fused.py)."""
+    on both (the fused trainer repeats this order exactly, backends/numba/fused.py).
+
+    See docs/experiments.md §5.2.
+    """
     total = 0.0
     for g in arrays:
         total += float(np.sum(np.square(g, dtype=np.float64)))

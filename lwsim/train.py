@@ -204,6 +204,20 @@ def evaluate(cell, params: dict, x: np.ndarray, y: np.ndarray, backend: str = "n
     return {"mse": mse, "r2": r2}
 
 
+class _Gather:
+    """The minibatches (x[:, idx_k], y[:, idx_k]) of a fused call, made only when asked for (the
+    fused trainer gathers them itself; train.py needs one only to redo a failing step)."""
+
+    def __init__(self, x, y, idx):
+        self.x, self.y, self.idx = x, y, idx
+
+    def __len__(self):
+        return len(self.idx)
+
+    def __getitem__(self, k):
+        return self.x[:, self.idx[k]], self.y[:, self.idx[k]]
+
+
 def _resolve_data(cell, data):
     if isinstance(data, (Task, Dataset)):
         return data
@@ -493,6 +507,7 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
                 record(loss, gnorm, xb.shape[1])
         else:
             from .backends.numba.readout import loss_weights
+            from .backends.numba.threads import single_threaded_blas
             runner = lfused.FusedSteps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
             exits = sorted(set(ckpt_steps) | {s for s in range(1, total + 1) if val_due(s)})
             if isinstance(data, Dataset):
@@ -505,7 +520,7 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
                 K = lfused.segment(step, exits, total, cell.n_in * T * batch_size, source is None)
                 if source is not None:
                     idx = [next(source) for _ in range(K)]
-                    segment_batches = [(xt[:, i], yt[:, i]) for i in idx]
+                    segment_batches = _Gather(xt, yt, idx)
                 else:
                     segment_batches = [data.batch(batch_size, rng_batch) for _ in range(K)]
                     X, Y, idx = lfused.stack_batches(cell, segment_batches)
@@ -517,7 +532,8 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
                         record(loss, gnorm, xb.shape[1])
                     continue
                 I, nbs = lfused.index_matrix(idx, batch_size)
-                losses, gnorms, status, done = runner.run(X, Y, I, nbs)
+                with single_threaded_blas():    # as the step path's kernel calls
+                    losses, gnorms, status, done = runner.run(X, Y, I, nbs)
                 for k in range(done):
                     step += 1
                     record(float(losses[k]), float(gnorms[k]), int(nbs[k]))

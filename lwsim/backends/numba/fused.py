@@ -53,39 +53,72 @@ Run = namedtuple("Run", "theta g st hp sched X Y idx nbs w bndA bndB koffs omap 
 
 # ================================================================= shared pieces (exact arithmetic)
 @njit(**EXACT)
-def _pairwise(a, lo, n):
-    """NumPy's pairwise sum of a[lo:lo + n] (float64): < 8 terms in order; ≤ 128 in 8 running
-    partial sums combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) and the tail in order; above,
-    split at n/2 rounded down to a multiple of 8. np.sum of a contiguous float64 array is exactly
-    this (tested against it for n = 1 … 70000)."""
+def _block_sum(a, lo, n):
+    """NumPy's pairwise sum of a block of n ≤ 128 values a[lo:lo + n]: < 8 in order; else 8 running
+    partial sums combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the tail in order."""
     if n < 8:
         res = 0.0
         for i in range(n):
             res += a[lo + i]
         return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    m = n - n % 8
+    while i < m:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(**EXACT)
+def _pairwise(a, lo, n):
+    """NumPy's pairwise sum of a[lo:lo + n] (float64): blocks of ≤ 128 by :func:`_block_sum`; a
+    longer range split at n/2 rounded down to a multiple of 8, the two halves' sums added. np.sum
+    of a contiguous float64 array is exactly this (tested against it for n = 0 … 70001). Written
+    with an explicit stack: numba's cache cannot reload a recursive function (it crashes)."""
     if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        m = n - n % 8
-        while i < m:
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+        return _block_sum(a, lo, n)
+    slo = np.empty(64, np.int64)            # depth ≤ log2(n / 128) + 1: 64 levels cover any n
+    sn = np.empty(64, np.int64)
+    stage = np.empty(64, np.int64)
+    vals = np.empty(64)
+    sp, vp = 1, 0
+    slo[0], sn[0], stage[0] = lo, n, 0
+    while sp > 0:
+        top = sp - 1
+        m = sn[top]
+        if m <= 128:
+            vals[vp] = _block_sum(a, slo[top], m)
+            vp += 1
+            sp -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if stage[top] == 0:                 # first the left half
+            stage[top] = 1
+            slo[sp], sn[sp], stage[sp] = slo[top], half, 0
+            sp += 1
+        elif stage[top] == 1:               # then the right half
+            stage[top] = 2
+            slo[sp], sn[sp], stage[sp] = slo[top] + half, m - half, 0
+            sp += 1
+        else:                               # both done: left + right
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+            sp -= 1
+    return vals[0]
 
 
 @njit(**EXACT)
