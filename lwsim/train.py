@@ -218,6 +218,48 @@ class _Gather:
         return self.x[:, self.idx[k]], self.y[:, self.idx[k]]
 
 
+def _run_fused(cell, P, opt, clip, mask, T, batch_size, total, exits, source, task, rng_batch, xt, yt,
+               one_step, advance):
+    """train()'s steps in the fused trainer (lwsim.backends.numba.fused): one compiled call per
+    stretch between two ``exits`` (validation points, checkpoints), each step then handed to
+    ``advance(loss, grad norm, batch size)`` for train's bookkeeping. ``source``: the minibatch
+    indices into (xt, yt) of a Dataset, or None for fresh batches drawn from ``task`` with
+    ``rng_batch``. A stretch with non-finite data, or a step the compiled loop stopped at, goes
+    through ``one_step`` (the step path), which raises the step path's error."""
+    from .backends.numba import fused as lfused
+    from .backends.numba.readout import loss_weights
+    from .backends.numba.threads import single_threaded_blas
+    runner = lfused.FusedSteps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
+    if source is not None:
+        X, Y = lfused.full_arrays(cell, xt, yt)
+        ok = lfused.finite(X, Y)
+    step = 0
+    while step < total:
+        K = lfused.segment(step, exits, total, cell.n_in * T * batch_size, source is None)
+        if source is not None:
+            idx = [next(source) for _ in range(K)]
+            batches = _Gather(xt, yt, idx)
+        else:
+            batches = [task.batch(batch_size, rng_batch) for _ in range(K)]
+            X, Y, idx = lfused.stack_batches(cell, batches)
+            ok = lfused.finite(X, Y)
+        if not ok:                              # the step path's input check raises at the right step
+            for xb, yb in batches:
+                advance(*one_step(xb, yb), xb.shape[1])
+                step += 1
+            continue
+        I, nbs = lfused.index_matrix(idx, batch_size)
+        with single_threaded_blas():            # as the step path's kernel calls
+            losses, gnorms, status, done = runner.run(X, Y, I, nbs)
+        for k in range(done):
+            advance(float(losses[k]), float(gnorms[k]), int(nbs[k]))
+        step += done
+        if status != lfused.OK:                 # redo that step the readable way: it raises
+            one_step(*batches[done])
+            raise AssertionError(f"fused trainer stopped (status {status}) at step {step + 1} "
+                                 "but the step-by-step path did not fail there")
+
+
 def _resolve_data(cell, data):
     if isinstance(data, (Task, Dataset)):
         return data
@@ -499,48 +541,21 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
                leave=False, dynamic_ncols=True)
     step = 0
     epoch_sum = epoch_n = 0.0
+
+    def advance(loss, gnorm, nb):
+        nonlocal step
+        step += 1
+        record(loss, gnorm, nb)
+
     try:
         if not use_fused:
             for xb, yb in batches():
-                loss, gnorm = one_step(xb, yb)
-                step += 1
-                record(loss, gnorm, xb.shape[1])
+                advance(*one_step(xb, yb), xb.shape[1])
         else:
-            from .backends.numba.readout import loss_weights
-            from .backends.numba.threads import single_threaded_blas
-            runner = lfused.FusedSteps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
             exits = sorted(set(ckpt_steps) | {s for s in range(1, total + 1) if val_due(s)})
-            if isinstance(data, Dataset):
-                X, Y = lfused.full_arrays(cell, xt, yt)
-                ok = lfused.finite(X, Y)
-                source = batch_indices()
-            else:
-                source = None
-            while step < total:
-                K = lfused.segment(step, exits, total, cell.n_in * T * batch_size, source is None)
-                if source is not None:
-                    idx = [next(source) for _ in range(K)]
-                    segment_batches = _Gather(xt, yt, idx)
-                else:
-                    segment_batches = [data.batch(batch_size, rng_batch) for _ in range(K)]
-                    X, Y, idx = lfused.stack_batches(cell, segment_batches)
-                    ok = lfused.finite(X, Y)
-                if not ok:                      # the step path's input check raises at the right step
-                    for xb, yb in segment_batches:
-                        loss, gnorm = one_step(xb, yb)
-                        step += 1
-                        record(loss, gnorm, xb.shape[1])
-                    continue
-                I, nbs = lfused.index_matrix(idx, batch_size)
-                with single_threaded_blas():    # as the step path's kernel calls
-                    losses, gnorms, status, done = runner.run(X, Y, I, nbs)
-                for k in range(done):
-                    step += 1
-                    record(float(losses[k]), float(gnorms[k]), int(nbs[k]))
-                if status != lfused.OK:         # redo that step the readable way: it raises
-                    one_step(*segment_batches[done])
-                    raise AssertionError(f"fused trainer stopped (status {status}) at step {step + 1} "
-                                         "but the step-by-step path did not fail there")
+            source = batch_indices() if isinstance(data, Dataset) else None
+            _run_fused(cell, P, opt, clip, mask, T, batch_size, total, exits, source, data, rng_batch,
+                       xt if source is not None else None, yt if source is not None else None, one_step, advance)
     finally:
         bar.close()
 

@@ -80,8 +80,8 @@ def test_sequential_bar_families_and_clock(env):
     said = []
     out = W.warm_up({"w": [F, RNN, GRU, CONST, NUMPY]}, say=lambda *a, **k: said.append((a, k)))
     assert out == {"runs": 4, "seconds": 3.75, "skipped": False, "failed": []}
-    # 42 s × 4 / 36 = 4.7 s; then 3.75 s reads "4 s"
-    assert said == [(("compiling numba kernels (first run only, about 5 s on an idle 2-core AMD EPYC; later runs "
+    # 78 s × 4 / 36 = 8.7 s; then 3.75 s reads "4 s"
+    assert said == [(("compiling numba kernels (first run only, about 9 s on an idle 2-core AMD EPYC; later runs "
                       "load them from numba's cache)",), {"flush": True}),
                     (("numba kernels ready in 4 s (4 warm-up runs)",), {"flush": True})]
     (bar,) = env.bars

@@ -42,7 +42,7 @@ def test_warm_up_says_it_once_then_skips(tmp_path, monkeypatch, capsys):
     said = []
     first = warmup.warm_up(groups, jobs=1, progress=True, say=lambda *a, **k: said.append(a[0]))
     assert first["runs"] == 5 and not first["skipped"] and sum(calls) == 5
-    assert said[0].startswith("compiling numba kernels (first run only, about 6 s on an idle 2-core")  # 42 s × 5 / 36
+    assert said[0].startswith("compiling numba kernels (first run only, about 11 s on an idle 2-core")  # 78 s × 5 / 36
     assert "ready" in said[1]
     assert "compiling numba kernels" in capsys.readouterr().err                # its own bar
     marker = list(tmp_path.glob("lwsim-warm-*"))

@@ -25,12 +25,12 @@ from pathlib import Path
 from .presets import PRESETS
 from .runner import Run
 
-# Seconds the warm-up took from an empty numba cache, fresh install, all figures, 36 warm-up runs,
-# on an idle 2-core AMD EPYC (Zen 4, AVX-512), pinned, 2026-12-04 (the README's "42 s of it
-# compiling", docs/performance.md "Compilation and the first run"; benchmarks/bench_first_run.py):
-# the "about N s" of the message, scaled by the number of runs. tests/test_warmup.py checks that
-# the README says the same number.
-REFERENCE_SECONDS = 42.0
+# Seconds the warm-up took from an empty numba cache, fresh clone, all figures, 36 warm-up runs,
+# on the idle reference machine (2-core AMD EPYC, Zen 3, AVX2), pinned, 2026-12-07, the fused
+# trainer's kernels included (the README's "78 s of it compiling", docs/performance.md "Compilation
+# and the first run"; benchmarks/bench_first_run.py): the "about N s" of the message, scaled by
+# the number of runs. tests/test_warmup.py checks that the README says the same number.
+REFERENCE_SECONDS = 78.0
 REFERENCE_RUNS = 36
 KERNEL_FREE = ("optimizer", "task")
 # cells that share their numba kernels (lwsim/backends/numba/leaky.py serves all four)
