@@ -318,3 +318,17 @@ def test_the_compiled_loop_stops_at_the_first_non_finite_value(what, status):
         assert not np.array_equal(run.theta, before)          # two updates happened
         assert np.isfinite(run.theta).all()                   # not the third
         np.testing.assert_array_equal(p["W_z"].reshape(-1), run.theta[:p["W_z"].size])   # synced back
+
+
+def test_a_cell_without_kernels_is_named_not_a_key_error(monkeypatch):
+    """A cell kind that the numba backend (or the fused trainer) has no kernels for fails with an
+    error naming the cell and the backend, not a KeyError."""
+    from lwsim.backends import numba as nb
+    cell = lwsim.make_cell("lstm", D, H, 1)
+    x = np.zeros((T, 2, D))
+    monkeypatch.delitem(nb._FAMILY, "lstm")
+    with pytest.raises(ValueError, match="backend 'numba' has no kernels for cell 'lstm'"):
+        cell.forward(cell.init_params(), x, backend="numba")
+    monkeypatch.setattr(cell, "name", "elman")
+    with pytest.raises(ValueError, match="fused trainer has no kernels for cell 'elman'"):
+        fused.family(cell)

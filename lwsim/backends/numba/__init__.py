@@ -40,7 +40,11 @@ _FAMILY = {"rnn": leaky, "constgate": leaky, "sharedgate": leaky, "diaggate": le
 
 
 def _family(cell):
-    return _FAMILY[cell.name]
+    fam = _FAMILY.get(cell.name)
+    if fam is None:                     # a cell added without its kernel module (docs/cells.md §1.9)
+        raise ValueError(f"backend 'numba' has no kernels for cell {cell.name!r}; add its kernel module to "
+                         "lwsim/backends/numba (and _FAMILY), or use backend='numpy'")
+    return fam
 
 
 def forward(cell, p, x):

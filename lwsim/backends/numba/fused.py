@@ -553,29 +553,77 @@ def lstm_steps(R, ops, layernorm, Da, tune):
 
 
 # ================================================================= Python side
-def _family(cell):
-    """(operands, assemble, shapes of the reduced pieces in R.red's order, index of dW_out among
-    them) of the cell's kernel family; b_out's sum is always the last piece."""
-    H, O, Da = cell.n_hidden, cell.n_out, cell.n_in + (1 if cell.bias else 0)
-    if cell.name == "gru" and cell.convention == "torch":
-        return (gru.operands_torch, lambda c, p, gr, r: gru.assemble_torch(c, p, gr, r[0], r[1]),
-                [(3 * H, H + Da), (H, Da), (O, H), (O,)], 2)
+Family = namedtuple("Family", "operands assemble pieces buffers steps")
+Family.__doc__ = """What the fused trainer needs of one kernel family, in one place:
+operands(cell, p) and assemble(cell, p, grads, pieces) — the family's own packing and unpacking
+code (mapped once, :func:`_maps`); pieces(cell) — the shapes of the reduced gradient pieces in the
+order its ``_*_grad`` writes them to R.red, and the index of dW_out among them (b_out's sum is
+always last); buffers(cell, T) — the per-sequence floats of its forward/backward buffers (the
+``_carve`` calls of its ``_*_grad``); steps(R, ops, cell, Da, tune) — its compiled step loop."""
+
+
+def _leaky_pieces(c):
+    H = c.n_hidden
+    G = H + (0, 0, 1, H)[leaky.MODES[c.name]]
+    return [(G, H + c.n_in + c.bias), (c.n_out, H), (H,), (H,), (c.n_out,)], 1
+
+
+def _leaky_buffers(c, T):
+    H, mode, nl = c.n_hidden, leaky.MODES[c.name], T if c.layernorm else 0
+    return (T + 1) * H + (T * H if mode else 0) + T * (0, 0, 1, H)[mode] + nl * (H + 1) + T * c.n_out
+
+
+def _leaky_steps(R, ops, c, Da, tune):
+    mode = leaky.MODES[c.name]
+    leaky_steps(R, ops, mode, c.dtype.type(c.s if mode == 1 else 1.0), c.layernorm, Da, tune)
+
+
+FAMILIES = {
+    "leaky": Family(leaky.operands, lambda c, p, gr, r: leaky.assemble(c, p, gr, r[0], r[2], r[3]),
+                    _leaky_pieces, _leaky_buffers, _leaky_steps),
+    "gru_cho": Family(
+        gru.operands_cho, lambda c, p, gr, r: gru.assemble_cho(c, p, gr, r[0], r[1], r[3], r[4]),
+        lambda c: ([(2 * c.n_hidden, c.n_hidden + c.n_in + c.bias), (c.n_hidden, c.n_hidden + c.n_in + c.bias),
+                    (c.n_out, c.n_hidden), (c.n_hidden,), (c.n_hidden,), (c.n_out,)], 2),
+        lambda c, T: (T + 1) * c.n_hidden + 4 * T * c.n_hidden + (T if c.layernorm else 0) * (c.n_hidden + 1)
+        + T * c.n_out,
+        lambda R, ops, c, Da, tune: cho_steps(R, ops, c.layernorm, Da, tune)),
+    "gru_torch": Family(
+        gru.operands_torch, lambda c, p, gr, r: gru.assemble_torch(c, p, gr, r[0], r[1]),
+        lambda c: ([(3 * c.n_hidden, c.n_hidden + c.n_in + c.bias), (c.n_hidden, c.n_in + c.bias),
+                    (c.n_out, c.n_hidden), (c.n_out,)], 2),
+        lambda c, T: (T + 1) * c.n_hidden + 4 * T * c.n_hidden + T * c.n_out,
+        lambda R, ops, c, Da, tune: torch_steps(R, ops, Da, tune)),
+    "lstm": Family(
+        lstm.operands, lambda c, p, gr, r: lstm.assemble(c, p, gr, r[0], r[2], r[3]),
+        lambda c: ([(4 * c.n_hidden, c.n_hidden + c.n_in + c.bias), (c.n_out, c.n_hidden), (c.n_hidden,),
+                    (c.n_hidden,), (c.n_out,)], 1),
+        lambda c, T: 2 * (T + 1) * c.n_hidden + 5 * T * c.n_hidden + (T if c.layernorm else 0) * (c.n_hidden + 1)
+        + T * c.n_out,
+        lambda R, ops, c, Da, tune: lstm_steps(R, ops, c.layernorm, Da, tune)),
+}
+
+
+def family(cell):
+    """The cell's entry of :data:`FAMILIES` (the kernel module that serves it: leaky.py serves the
+    four gated-leak cells, gru.py both conventions, lstm.py the LSTM)."""
     if cell.name == "gru":
-        return (gru.operands_cho, lambda c, p, gr, r: gru.assemble_cho(c, p, gr, r[0], r[1], r[3], r[4]),
-                [(2 * H, H + Da), (H, H + Da), (O, H), (H,), (H,), (O,)], 2)
+        return FAMILIES["gru_torch" if cell.convention == "torch" else "gru_cho"]
     if cell.name == "lstm":
-        return (lstm.operands, lambda c, p, gr, r: lstm.assemble(c, p, gr, r[0], r[2], r[3]),
-                [(4 * H, H + Da), (O, H), (H,), (H,), (O,)], 1)
-    G = H + (0, 0, 1, H)[leaky.MODES[cell.name]]
-    return (leaky.operands, lambda c, p, gr, r: leaky.assemble(c, p, gr, r[0], r[2], r[3]),
-            [(G, H + Da), (O, H), (H,), (H,), (O,)], 1)
+        return FAMILIES["lstm"]
+    if cell.name in leaky.MODES:
+        return FAMILIES["leaky"]
+    raise ValueError(f"the fused trainer has no kernels for cell {cell.name!r} (backend 'numba'); "
+                     "train it with fused=False")
 
 
 def _maps(cell, shapes):
     """(operand arrays, omap, gmap, red size): the index maps of one training, made by running the
     family's own packing and unpacking code on tagged values (float64, tag = flat position + 1, 0
     for a constant zero), so that each map does exactly what that code does."""
-    operands, assemble, red_shapes, wo_at = _family(cell)
+    fam = family(cell)
+    operands, assemble = fam.operands, fam.assemble
+    red_shapes, wo_at = fam.pieces(cell)
     c64 = cell.with_dtype("float64")
     offs = np.cumsum([0] + [int(np.prod(s)) for s in shapes.values()])
     tagged = {k: (offs[i] + 1 + np.arange(offs[i + 1] - offs[i], dtype=np.float64)).reshape(s)
@@ -627,25 +675,12 @@ class FusedSteps:
         T, H = len(w), cell.n_hidden
         Da = cell.n_in + (1 if cell.bias else 0)
         self.Da = Da
-        self.fbuf = np.zeros(self._fbuf_size(T, batch_size, H), dtype=dt)
+        self.family = family(cell)
+        self.fbuf = np.zeros(batch_size * self.family.buffers(cell, T), dtype=dt)
         self.xbuf = np.zeros(T * batch_size * (Da + cell.n_out), dtype=dt)
         self.batch_size = batch_size
         self.bndA = _bounds(batch_size)
         self.tune = tuning_params()
-
-    def _fbuf_size(self, T, B, H):
-        c, O = self.cell, self.cell.n_out
-        nl = T if c.layernorm else 0
-        if c.name == "gru" and c.convention == "torch":
-            per = (T + 1) * H + 4 * T * H + T * O
-        elif c.name == "gru":
-            per = (T + 1) * H + 4 * T * H + nl * (H + 1) + T * O
-        elif c.name == "lstm":
-            per = 2 * (T + 1) * H + 5 * T * H + nl * (H + 1) + T * O
-        else:
-            mode = leaky.MODES[c.name]
-            per = (T + 1) * H + (T * H if mode else 0) + T * (0, 0, 1, H)[mode] + nl * (H + 1) + T * O
-        return B * per
 
     def _hyper(self, clip):
         h = self.opt.hyper
@@ -684,16 +719,7 @@ class FusedSteps:
         info[2], info[3] = self.batch_size, self.opt.step_count
         R = Run(self.theta, self.g, self.st, self.hp, self._schedule(K), X, Y, idx, nbs, self.w, self.bndA, bndB,
                 self.koffs, self.omap, self.gmap, self.fbuf, self.red, self.xbuf, np.zeros(K), np.zeros(K), info)
-        c = self.cell
-        if c.name == "gru" and c.convention == "torch":
-            torch_steps(R, self.ops, self.Da, self.tune)
-        elif c.name == "gru":
-            cho_steps(R, self.ops, c.layernorm, self.Da, self.tune)
-        elif c.name == "lstm":
-            lstm_steps(R, self.ops, c.layernorm, self.Da, self.tune)
-        else:
-            mode = leaky.MODES[c.name]
-            leaky_steps(R, self.ops, mode, c.dtype.type(c.s if mode == 1 else 1.0), c.layernorm, self.Da, self.tune)
+        self.family.steps(R, self.ops, self.cell, self.Da, self.tune)
         status, k = int(info[0]), int(info[1]) if info[0] else K
         self.opt.step_count += k
         self.sync()
