@@ -9,6 +9,8 @@ from __future__ import annotations
 import types
 import warnings
 
+import argparse
+
 import pytest
 
 import lwsim
@@ -42,7 +44,7 @@ def test_parser_defaults():
                 out="o", optimizer_state=None, optimizer=None, lr=None, betas=None, opt_eps=None, momentum=None,
                 rms_alpha=None, centered=None, amsgrad=None, readout="every", layernorm=False, convention=None,
                 dtype="float64", s=None, lags=None, n_grid=None, K=1, eps=20.0, statistic=None, conventions=None,
-                noise="lag", seed=0, exact=None, backend="numba", dpi=120, no_progress=False)
+                noise="lag", nulls=None, seed=0, exact=None, backend="numba", dpi=120, no_progress=False)
     assert vars(a) == want
     assert type(a.eps) is float and type(a.K) is int and type(a.dpi) is int
 
@@ -87,7 +89,7 @@ def test_parser_choices_lists():
     assert list(acts["optimizer"].choices) == ["sgd", "momentum", "adam", "adamw", "rmsprop"]
     assert acts["layout"].choices == ["torch", "lwsim"] and acts["readout"].choices == ["every", "last"]
     assert acts["convention"].choices == ["cho", "torch"] and acts["dtype"].choices == ["float64", "float32"]
-    assert acts["noise"].choices == ["lag", "full"]
+    assert acts["noise"].choices == ["lag", "full", "snr", "ecf", "floors", "f32", "author"]
 
 
 def test_parser_help_texts():
@@ -116,7 +118,8 @@ def test_parser_help_texts():
     assert helps["eps"] == "detection threshold ε"
     assert helps["statistic"] == "matched-statistic variant (when this lwsim has it)"
     assert helps["conventions"] == "lwsim or author (docs/fidelity.md), when this lwsim has it"
-    assert helps["noise"] == "detection null of the report (docs/statistics.md §3.3); both are reported"
+    assert helps["noise"] == ("detection null of the report (docs/statistics.md §3.3); lag and full are always "
+                              "reported")
     assert helps["exact"] == "exact envelope (default: only for small models)"
     assert helps["dpi"] == "resolution of the PNGs (default: 120, 600×408 px)"
     assert helps["no_progress"] == "no progress bars (the console lines stay)"
@@ -245,7 +248,7 @@ def test_run_wiring_without_optimizer(stubs, capsys):
     assert (cell, params, xs, ys) == ("CELL", {"W": 1}, (5, 6, 3), (5, 6, 2))
     assert kw == dict(rates=None, lags=None, n_grid=None, K=1, statistic=None, conventions=None, eps=20.0,
                       seed=0, exact=None, backend="numba", progress=True,
-                      sources={"weights": "w.safetensors", "layout": "lwsim", "data": "d.npz"}, noise="lag")
+                      sources={"weights": "w.safetensors", "layout": "lwsim", "data": "d.npz"}, noise="lag", nulls=None)
     assert rep is stubs["rep"] and paths == ["o/report.md", "o/report.json"] and rep.saved == ("o", 40)
     assert capsys.readouterr().out.splitlines() == [
         "read w.safetensors as layout lwsim: gru, D = 3, H = 4, n_out = 2, no bias",
@@ -268,7 +271,7 @@ def test_run_wiring_with_optimizer_state(stubs, capsys, monkeypatch):
     assert kw == dict(rates="RATES", lags=4, n_grid=[7, 8], K=3, statistic="sequence", conventions="author",
                       eps=2.0, seed=5, exact=False, backend="numpy", progress=False,
                       sources={"weights": "w.safetensors", "layout": "torch", "data": "d.npz",
-                               "optimizer state": "s.npz"}, noise="full")
+                               "optimizer state": "s.npz"}, noise="full", nulls=None)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "read w.safetensors as layout torch: gru, D = 3, H = 4, n_out = 2, with bias"
     assert out[1] == "read d.npz: T = 5 steps, B = 6 sequences, from batch-first (B, T, ·) arrays (--batch-first)"
@@ -363,3 +366,15 @@ def test_main_uses_the_agg_backend(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "run", lambda args: (_Rep(), []))
     assert cli.main([*REQUIRED[:-1], str(tmp_path / "o")]) == 0
     assert used == ["Agg"]
+
+
+def test_more_nulls_reach_analyze(stubs):
+    """--nulls adds the named nulls to lag and full (lag alone for the instantaneous statistic)."""
+    cli.run(parse("--nulls", "author, f32"))
+    assert stubs["analyze"][4]["nulls"] == ("lag", "full", "author", "f32")
+    cli.run(parse("--nulls", "floors", "--statistic", "instantaneous"))
+    assert stubs["analyze"][4]["nulls"] == ("lag", "floors")
+    assert cli._name_list("snr,,ecf") == ["snr", "ecf"]
+    for bad in ("loose", " , "):
+        with pytest.raises(argparse.ArgumentTypeError, match="give null names from lag, full, snr"):
+            cli._name_list(bad)

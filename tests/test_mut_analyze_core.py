@@ -183,9 +183,10 @@ def test_analyze_defaults_settings_notes_and_warnings(spies):
     # two nulls for the sequence statistic, each with the caller's eps, seed and conventions
     (a1, k1), (a2, k2) = spies["detection_table"]
     assert a1[0] is rep.matched.samples and a1[1].tolist() == [1, 2, 3] and a1[2] == [20]
-    assert k1 == {"eps": 20.0, "seed": 0, "conventions": "lwsim"}
+    assert k1 == {"eps": 20.0, "seed": 0, "conventions": "lwsim", "method": "auto", "n_boot": 200, "min_samples": None, "cap_budget": False, "fit_subsample": None}
     assert a2[1].tolist() == [1, 2, 3] and a2[2] == [20] and a2[0].shape == (3, 20)
-    assert set(k2) == {"eps", "seed", "conventions", "noise", "noise_samples"}
+    assert set(k2) == {"eps", "seed", "conventions", "noise", "noise_samples", "method", "n_boot", "min_samples",
+                       "cap_budget", "fit_subsample"}
     assert (k2["eps"], k2["seed"], k2["conventions"], k2["noise"]) == (20.0, 0, "lwsim", "full")
     assert k2["noise_samples"].shape[-1] == 20
     assert list(rep.detection_nulls) == ["lag", "full"]
@@ -219,7 +220,7 @@ def test_analyze_given_options_reach_every_step(spies):
                  "full_noise": True}
     assert rep.matched.per_direction.shape == (2, 2, 20)
     (_, k1), (_, k2) = spies["detection_table"]
-    assert k1 == {"eps": 0.5, "seed": 3, "conventions": "lwsim"} and (k2["eps"], k2["seed"]) == (0.5, 3)
+    assert k1 == {"eps": 0.5, "seed": 3, "conventions": "lwsim", "method": "auto", "n_boot": 200, "min_samples": None, "cap_budget": False, "fit_subsample": None} and (k2["eps"], k2["seed"]) == (0.5, 3)
     assert rep.detection is rep.detection_nulls["full"] and rep.detection.noise == "full"
     assert rep.detection.eps == 0.5 and rep.detection_nulls["lag"].eps == 0.5
     assert spies["exact_envelope"] == [] and rep.exact is None
@@ -394,7 +395,7 @@ def test_analyze_author_conventions_two_passes(spies):
     (2, 20, {}, ValueError, "x has T = 2 steps; the envelope needs lags 1 … T−1 with T ≥ 3"),
     (6, 20, {"exact": 1}, TypeError, "exact must be None (auto), True or False, got 1"),
     (6, 20, {"statistic": "Sequence"}, ValueError, "statistic must be 'sequence' or 'instantaneous', got 'Sequence'"),
-    (6, 20, {"noise": "Full"}, ValueError, "noise must be 'lag' or 'full', got 'Full'"),
+    (6, 20, {"noise": "Full"}, ValueError, "noise must be one of lag, full, snr, ecf, floors, f32, author, got 'Full'"),
     (6, 20, {"noise": "full", "statistic": "instantaneous"}, ValueError,
      "noise='full' needs statistic 'sequence' (the whole update is per sequence)"),
     (6, 20, {"eps": 0}, ValueError, "eps must be > 0.0, got 0.0"),

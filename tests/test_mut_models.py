@@ -89,7 +89,8 @@ def test_float64_casts_a_float32_model_once_and_leaves_a_float64_one():
 def test_float32_model():
     cell = lwsim.make_cell("lstm", 2, 3)
     params = {"a": np.array([0.1, 1e-50]), "b": [1.0, 2.0]}
-    c32, p32 = models._float32_model(cell, params)
+    from lwsim.window import _float32_model
+    c32, p32 = _float32_model(cell, params)
     assert c32.dtype == np.float32 and c32.name == "lstm" and cell.dtype == np.float64
     assert sorted(p32) == ["a", "b"] and all(v.dtype == np.float32 for v in p32.values())
     np.testing.assert_array_equal(p32["a"], np.array([0.1, 0.0], np.float32))    # 1e-50 underflows in float32
@@ -226,9 +227,10 @@ class _Diag:
 
     def __init__(self, monkeypatch):
         self.calls, self.tables = [], []
-        monkeypatch.setattr(models.dg, "envelope_and_matched", self.envelope_and_matched)
-        monkeypatch.setattr(models.dg, "matched_statistic", self.matched_statistic)
-        monkeypatch.setattr(models.stats, "detection_table", self.detection_table)
+        from lwsim import window            # the chain the studies call (lwsim/window.py)
+        monkeypatch.setattr(window.dg, "envelope_and_matched", self.envelope_and_matched)
+        monkeypatch.setattr(window.dg, "matched_statistic", self.matched_statistic)
+        monkeypatch.setattr(window.stats, "detection_table", self.detection_table)
 
     def envelope_and_matched(self, cell, params, x, y, rates, lags, **kw):
         self.calls.append(("envelope", cell, params, x, y, rates, list(lags), kw))

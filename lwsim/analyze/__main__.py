@@ -6,6 +6,7 @@ import sys
 import warnings
 
 import lwsim
+from lwsim.stats.nulls import NULL_NAMES
 
 from .._cli import ArgumentParser, backend_problem, folder_problem
 from .core import analyze
@@ -16,6 +17,14 @@ def _int_list(text):
     vals = [int(v) for v in text.replace(" ", "").split(",") if v]
     if not vals:
         raise ValueError(text)
+    return vals
+
+
+def _name_list(text):
+    vals = [v for v in text.replace(" ", "").split(",") if v]
+    bad = [v for v in vals if v not in NULL_NAMES]
+    if not vals or bad:
+        raise argparse.ArgumentTypeError(f"{text!r}: give null names from {', '.join(NULL_NAMES)}")
     return vals
 
 
@@ -57,8 +66,11 @@ def parser():
     a.add_argument("--eps", type=float, default=20.0, help="detection threshold ε")
     a.add_argument("--statistic", help="matched-statistic variant (when this lwsim has it)")
     a.add_argument("--conventions", help="lwsim or author (docs/fidelity.md), when this lwsim has it")
-    a.add_argument("--noise", choices=["lag", "full"], default="lag",
-                   help="detection null of the report (docs/statistics.md §3.3); both are reported")
+    a.add_argument("--noise", choices=list(NULL_NAMES), default="lag",
+                   help="detection null of the report (docs/statistics.md §3.3); lag and full are always reported")
+    a.add_argument("--nulls", type=_name_list, default=None,
+                   help="more nulls to report beside lag and full: a comma list of "
+                        f"{', '.join(NULL_NAMES)} (the author's floors and float32 diagnostics)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                    help="exact envelope (default: only for small models)")
@@ -132,7 +144,9 @@ def run(args):
         sources["optimizer state"] = args.optimizer_state
     rep = analyze(cell, params, x, y, rates=rates, lags=args.lags, n_grid=args.n_grid, K=args.K,
                   statistic=args.statistic, conventions=args.conventions, eps=args.eps, seed=args.seed, exact=args.exact,
-                  backend=args.backend, progress=not args.no_progress, sources=sources, noise=args.noise)
+                  backend=args.backend, progress=not args.no_progress, sources=sources, noise=args.noise,
+                  nulls=None if args.nulls is None else (
+                      ("lag", "full") if args.statistic in (None, "sequence") else ("lag",)) + tuple(args.nulls))
     return rep, rep.save(args.out, dpi=args.dpi)
 
 

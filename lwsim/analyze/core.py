@@ -18,11 +18,12 @@ import warnings
 import numpy as np
 
 from .. import diagnostics as dg
-from .. import optim, stats
+from .. import optim, stats, window
 from .._validate import check_real
 from ..diagnostics._util import check_lags
 from .._conventions import check_conventions
 from ..stats._checks import MIN_SAMPLES, real_array
+from ..stats.nulls import NULL_NAMES, NULLS
 from .report import Report
 
 RELIABLE_N = 500          # the tail fit's reliability floor (docs/statistics.md §3.2)
@@ -126,19 +127,9 @@ def _envelope_and_matched(cell, params, x, y, rates, lags, *, K, seed, statistic
     return dg.envelope_and_matched(cell, params, x, y, rates, lags, **matched_kw)
 
 
-def _detection(ms, lags, n_grid, *, eps, seed, conventions, noise="lag"):
-    """The detection table α̂, σ̂, N̂(ℓ), Ĥ_N of the matched-statistic samples under the null
-    ``noise`` (docs/statistics.md §3.3): the one place analyze computes it."""
-    if noise == "full":
-        signal, whole = ms.full_null()
-        return stats.detection_table(signal, lags, n_grid, eps=eps, seed=seed, conventions=conventions,
-                                     noise="full", noise_samples=whole)
-    return stats.detection_table(ms.samples, lags, n_grid, eps=eps, seed=seed, conventions=conventions)
-
-
 def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, statistic=None,
             conventions=None, eps=20.0, seed=0, exact=None, backend="numba", progress=True,
-            sources=None, noise="lag") -> Report:
+            sources=None, noise="lag", nulls=None) -> Report:
     """Run the [A] diagnostic chain on ``cell``/``params`` with diagnostic data x (T, B, D), y.
 
     rates: see :func:`resolve_rates`. lags: default :func:`default_lags` (≤ T/2), trimmed to the
@@ -149,8 +140,12 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
     then defaults up to the samples per lag; eps: detection threshold ε (docs/statistics.md §3.3);
     exact: compute f_exact(ℓ) (default: when B·T·L·S³ ≤ 5·10⁷); noise: the detection null, "lag"
     (each lag's statistic against its own spread) or "full" (against the whole per-sequence
-    update along the same directions; statistic "sequence" only), docs/statistics.md §3.3; the
-    report's ``detection`` is under this null and ``detection_nulls`` holds both when both apply.
+    update along the same directions; statistic "sequence" only), or any other null of
+    :mod:`lwsim.stats.nulls` (the author's floors "snr", "ecf", "floors", float32 diagnostics "f32",
+    both "author"), docs/statistics.md §3.3; the report's ``detection`` is under this null.
+    nulls: the nulls of ``detection_nulls`` (default "lag" and "full", "lag" alone for the
+    instantaneous statistic; ``noise`` is always among them), each computed by
+    :func:`lwsim.window.detect`, the code the figures' studies use.
     Returns a :class:`Report`.
     Every option is checked before the first pass over the data.
     """
@@ -174,9 +169,17 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
     if statistic not in ("sequence", "instantaneous"):
         raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
     conventions = check_conventions("lwsim" if conventions is None else conventions)
-    if noise not in ("lag", "full"):
-        raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
-    if noise == "full" and statistic != "sequence":
+    if noise not in NULL_NAMES:
+        raise ValueError(f"noise must be one of {', '.join(NULL_NAMES)}, got {noise!r}")
+    if nulls is None:
+        nulls = ("lag", "full") if statistic == "sequence" else ("lag",)
+    if isinstance(nulls, str) or not all(isinstance(n, str) for n in nulls):
+        raise TypeError(f"nulls must be a sequence of null names, got {nulls!r}")
+    for n in nulls:
+        if n not in NULL_NAMES:
+            raise ValueError(f"nulls: {n!r} is not one of {', '.join(NULL_NAMES)}")
+    nulls = tuple(dict.fromkeys((*nulls, noise)))          # noise among them, no repeats, in order
+    if "full" in nulls and statistic != "sequence":
         raise ValueError("noise='full' needs statistic 'sequence' (the whole update is per sequence)")
     shown["noise"] = noise
     rates_obj, rates_desc = resolve_rates(rates, params)
@@ -218,8 +221,13 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
                "Ĥ_N at those N is extrapolated from the fitted α-stable law, not measured")
         warnings.warn(msg, stacklevel=2)
         warns.append(msg)
-    nulls = {n: _detection(ms, lags, n_grid, eps=eps, seed=seed, conventions=conventions, noise=n)
-             for n in (("lag", "full") if statistic == "sequence" else ("lag",))}
+    ms32 = None
+    if any(NULLS[n].float32 for n in nulls):        # the float32 pass of "f32"/"author", on the final lags
+        ms32 = window.matched_float32(cell, params, x, y, rates_obj, lags, n_directions=K, seed=seed,
+                                      statistic=statistic, backend=backend, progress=progress,
+                                      conventions=conventions)
+    nulls = {n: next(iter(t.values())) for n, t in
+             window.detect(ms, lags, n_grid, nulls, ms32=ms32, eps=eps, seed=seed, conventions=conventions).items()}
     det = nulls[noise]
     try:
         decay = stats.fit_decay(lags, env.f)

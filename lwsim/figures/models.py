@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 import lwsim
-from lwsim import diagnostics as dg
 from lwsim import stats
 from lwsim.tasks import make as make_task
+from lwsim.stats.nulls import NULLS as STAT_NULLS
 from lwsim.train import train
+from lwsim.window import window_chain
 
 from .timing import part
 
@@ -80,15 +81,6 @@ def _a_params(cell, c):
     return params
 
 
-def _a_detection(samples, lags, c, **null):
-    """One detection table per tail method in ``tail_methods`` (the first is the main one);
-    ``null``: detection_table's noise/noise_samples/floors (docs/statistics.md §3.3)."""
-    kw = dict(eps=c["eps"], seed=c["seed"], n_boot=c.get("n_boot", 200), min_samples=c.get("min_samples"),
-              cap_budget=c.get("cap_budget", False), fit_subsample=c.get("fit_subsample"), **null)
-    return {m: stats.detection_table(samples, lags, c["n_grid"], method=m, **kw)
-            for m in c.get("tail_methods", ["auto"])}
-
-
 def train_a_model(c):
     """The [A] training of a run configuration: multilag data, the cell, its preset's initial
     parameters, the optimizer, trained in the preset's ``train_dtype`` (docs/experiments.md §5.3).
@@ -106,25 +98,21 @@ def train_a_model(c):
     return ds, cell, res
 
 
-NULLS = ("lag", "full", "author")   # the detection nulls of docs/statistics.md §3.3 (a_windows)
-# the author's floors one at a time (docs/fidelity.md): name → (float32 diagnostics, floors)
-FLOOR_ABLATIONS = {"snr": (False, ("snr",)), "ecf": (False, ("ecf",)), "floors": (False, ("snr", "ecf")),
-                   "f32": (True, ()), "author": (True, ("snr", "ecf"))}
+NULLS = ("lag", "full", "author")   # the detection nulls the [A] studies run (a_windows)
+# the author's floors one at a time (docs/fidelity.md): name → (float32 diagnostics, floors), from
+# their declarations in lwsim.stats.nulls
+FLOOR_ABLATIONS = {n: (v.float32, v.floors) for n, v in STAT_NULLS.items() if n not in ("lag", "full")}
 # run keys of a detection table (stored with the suffix _<null> for every null but "lag") → its field
 TABLE_KEYS = {"mean": "mean", "alpha_hat": "alpha", "sigma_hat": "sigma", "kappa_hat": "kappa", "n_hat": "n_hat",
               "n_star": "n_star", "reliable": "reliable", "h_n": "h_n"}
 NULL_KEYS = (*TABLE_KEYS, "master")
 
 
-def _float32_model(cell, params):
-    """The model in float32 (the author's diagnostic arithmetic): exact for float32-trained weights."""
-    return cell.with_dtype("float32"), {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
-
-
 def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None,
                   need_envelope=True, **matched_kw):
     """The envelope, the matched statistic and a detection table per null and floor ablation for
-    one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md).
+    one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md): lwsim.window's chain
+    with the run configuration's options.
 
     Returns (env, ms, tables): tables[name] = {tail method: DetectionTable} for every name in
     ``nulls`` ("lag", "full", "author") and ``ablations`` (keys of FLOOR_ABLATIONS). "full" tests
@@ -133,46 +121,17 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     ``need_envelope=False``: the matched statistic alone (env is None); the tables are the same
     bits, since the one-pass function shares the gate factors without changing them.
     """
-    import contextlib
-    timer = timer or (lambda name: contextlib.nullcontext())
-    lags = np.asarray(c["lags"])
     names = list(nulls) + [a for a in ablations if a not in nulls]
     bad = [n for n in names if n not in ("lag", "full") and n not in FLOOR_ABLATIONS]
     if bad:
         raise ValueError(f"unknown null(s) {bad}: use 'lag', 'full' or one of {sorted(FLOOR_ABLATIONS)}")
-    statistic = matched_kw.get("statistic", "sequence")
-    engine = "numpy" if statistic == "instantaneous" else "numba"
-    common = dict(n_directions=c["K"], seed=c["seed"], orient=c.get("orient", False), engine=engine,
-                  backend=c["backend"], progress=False, timer=timer, **matched_kw)
-    alone = {k: v for k, v in common.items() if k not in ("timer", "envelope_kwargs")}   # matched_statistic's
-    if need_envelope:
-        env, ms = dg.envelope_and_matched(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names,
-                                          **common)
-    else:      # Ĥ_N alone (A15, A16): the envelope's sums would be thrown away
-        env = None
-        with timer("matched"):
-            ms = dg.matched_statistic(cell, params, x_diag, y_diag, rates, lags, full_noise="full" in names, **alone)
-    ms32 = None
-    diag32 = c.get("diag_dtype", "float64")
-    if diag32 not in ("float64", "float32"):
-        raise ValueError(f"diag_dtype must be 'float64' or 'float32', got {diag32!r}")
-    diag32 = diag32 == "float32"                       # the "lag" table on the author's arithmetic
-    if diag32 or any(FLOOR_ABLATIONS[n][0] for n in names if n in FLOOR_ABLATIONS):
-        cell32, p32 = _float32_model(cell, params)   # the matched statistic only: the envelope is float64's
-        with timer("matched"):
-            ms32 = dg.matched_statistic(cell32, p32, x_diag, y_diag, rates, lags, dtype="float32", **alone)
-    tables = {}
-    with timer("tails"):
-        for n in names:
-            if n == "lag":
-                tables[n] = _a_detection((ms32 if diag32 else ms).samples, lags, c)
-            elif n == "full":
-                signal, noise = ms.full_null()
-                tables[n] = _a_detection(signal, lags, c, noise="full", noise_samples=noise)
-            else:
-                f32, floors = FLOOR_ABLATIONS[n]
-                tables[n] = _a_detection((ms32 if f32 else ms).samples, lags, c, floors=floors)
-    return env, ms, tables
+    chain = window_chain(cell, params, rates, x_diag, y_diag, np.asarray(c["lags"]), c["n_grid"], nulls=names,
+                         envelope=need_envelope, K=c["K"], seed=c["seed"], orient=c.get("orient", False),
+                         backend=c["backend"], diag_dtype=c.get("diag_dtype", "float64"), eps=c["eps"],
+                         tail_methods=c.get("tail_methods", ["auto"]), n_boot=c.get("n_boot", 200),
+                         min_samples=c.get("min_samples"), cap_budget=c.get("cap_budget", False),
+                         fit_subsample=c.get("fit_subsample"), timer=timer, **matched_kw)
+    return chain.envelope, chain.matched, chain.tables
 
 
 def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS):

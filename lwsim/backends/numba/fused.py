@@ -34,7 +34,7 @@ from numba import njit
 from ..._optim_kernels import adam_update
 from . import gru, leaky, lstm
 from .common import like
-from .readout import loss_kernel, loss_weights
+from .readout import loss_kernel
 from .threads import chunks
 from .tuning import params as tuning_params
 
@@ -672,7 +672,7 @@ class FusedSteps:
         self.red = np.zeros(nred + n)                 # reduced pieces, then the squares of the norm
         self.g = np.zeros(n, dtype=dt)
         self.w = np.ascontiguousarray(w, dtype=dt)
-        T, H = len(w), cell.n_hidden
+        T = len(w)
         Da = cell.n_in + (1 if cell.bias else 0)
         self.Da = Da
         self.family = family(cell)
