@@ -244,9 +244,9 @@ def _run_fused(cell, P, opt, clip, mask, T, batch_size, total, exits, source, ta
             X, Y, idx = lfused.stack_batches(cell, batches)
             ok = lfused.finite(X, Y)
         if not ok:                              # the step path's input check raises at the right step
-            for xb, yb in batches:
+            for xb, yb in batches:              # (a stretch whose batches miss the bad rows trains as usual)
                 advance(*one_step(xb, yb), xb.shape[1])
-                step += 1
+            step += len(batches)
             continue
         I, nbs = lfused.index_matrix(idx, batch_size)
         with single_threaded_blas():            # as the step path's kernel calls

@@ -282,7 +282,8 @@ def test_a_stopped_call_is_redone_by_the_step_path(monkeypatch):
     def stop(self, X, Y, idx, nbs):
         return np.zeros(len(nbs)), np.zeros(len(nbs)), fused.BAD_GRAD, 0
     monkeypatch.setattr(fused.FusedSteps, "run", stop)
-    with pytest.raises(AssertionError, match="status 2"):
+    with pytest.raises(AssertionError, match=r"^fused trainer stopped \(status 2\) at step 1 but the "
+                                             r"step-by-step path did not fail there$"):
         train(cell, cell.init_params(seed=0), ds, steps=3, batch_size=8, backend="numba", fused=True,
               progress=False, validate=False)
 
@@ -332,3 +333,43 @@ def test_a_cell_without_kernels_is_named_not_a_key_error(monkeypatch):
     monkeypatch.setattr(cell, "name", "elman")
     with pytest.raises(ValueError, match="fused trainer has no kernels for cell 'elman'"):
         fused.family(cell)
+
+
+def test_fresh_batches_go_through_the_fused_loop_in_calls_bounded_by_their_size(monkeypatch):
+    """With a Task (fresh batches every step) the batches of a call are drawn first and held in
+    memory: SEGMENT_VALUES bounds their input values (here 2 steps of 12 × 5 × 3 = 180 values);
+    a Dataset's calls are bounded by SEGMENT_STEPS alone. Same bits as the step path either way."""
+    cell = lwsim.make_cell("gru", D, H, 1, layernorm=True)
+    calls = []
+    run = fused.FusedSteps.run
+
+    def spy(self, X, Y, idx, nbs):
+        calls.append(len(nbs))
+        return run(self, X, Y, idx, nbs)
+    monkeypatch.setattr(fused.FusedSteps, "run", spy)
+    monkeypatch.setattr(fused, "SEGMENT_VALUES", 400)
+    kw = dict(optimizer="adam", steps=5, batch_size=5, validate=False, backend="numba", progress=False, seed=1)
+    a = train(cell, cell.init_params(seed=0), _task(), fused=True, **kw)
+    assert calls == [2, 2, 1]
+    _assert_same(a, train(cell, cell.init_params(seed=0), _task(), fused=False, **kw))
+    calls.clear()
+    train(cell, cell.init_params(seed=0), _task().dataset(n_train=10, seed=0), fused=True, **kw)
+    assert calls == [5]
+
+
+def test_non_finite_rows_raise_where_the_step_path_meets_them():
+    """A NaN in a training row that the second minibatch draws: both paths train step 1, then raise
+    at step 2 with the same message; if no step draws that row, both train to the end, same bits."""
+    cell = lwsim.make_cell("gru", D, H, 1)
+    ds = _task().dataset(n_train=16, n_val=4, seed=0)
+    ss = np.random.SeedSequence([7, 0x7EA1]).spawn(3)[0]              # train's shuffling stream, seed 7
+    second = np.random.default_rng(ss).permutation(16)[8]              # a row of the second minibatch
+    ds.x_train[2, second, 0] = np.nan
+    kw = dict(batch_size=8, backend="numba", progress=False, seed=7, val_every=1)
+    msgs = []
+    for fz in (False, True):
+        with pytest.raises(ValueError) as e:
+            train(cell, cell.init_params(seed=0), ds, steps=3, fused=fz, **kw)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] == "x contains NaN or Inf"
+    _assert_same(*(train(cell, cell.init_params(seed=0), ds, steps=1, fused=fz, **kw) for fz in (False, True)))
