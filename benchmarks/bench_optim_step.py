@@ -39,7 +39,7 @@ def step_time(cell, reference, n=400):
 
 def delay_training(reference):
     from lwsim.figures.studies.delay import delay_dataset, delay_runs, delay_train_kwargs
-    from lwsim.figures.models import _a_cell, _a_params
+    from lwsim.figures.training import _a_cell, _a_params
     from lwsim.train import train
     c = json.loads(delay_runs("quick", "numba")[7].config_json)
     ds, cell = delay_dataset(c, c["N"]), _a_cell(c["cell"], c)

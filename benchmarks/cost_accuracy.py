@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from lwsim.figures import cost
-from lwsim.figures.figures import FIGURES
+from lwsim.figures.drawing import FIGURES
 from lwsim.figures.plan import plan
 from lwsim.figures.runner import EXPERIMENTS, limit_threads
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from lwsim.diagnostics.behaviour import behavioural_window, lag_coefficients
-from lwsim.figures.models import _a_cell, _a_params, _train_kwargs
+from lwsim.figures.training import _a_cell, _a_params, _train_kwargs
 from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train

@@ -9,7 +9,7 @@ memory per experiment, from the reference calibration shipped with lwsim
 import tempfile
 
 from lwsim.figures import cost
-from lwsim.figures.figures import FIGURES
+from lwsim.figures.drawing import FIGURES
 from lwsim.figures.plan import plan
 
 PRESETS = ("smoke", "quick", "medium", "paper-v1", "paper")

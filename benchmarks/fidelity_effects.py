@@ -62,7 +62,7 @@ def table(res):
 def enrich(res, preset):
     """Statistics-only and orientation numbers that need the raw samples: recomputed here."""
     from lwsim import diagnostics as dg
-    from lwsim.figures.models import _a_cell, _train_kwargs
+    from lwsim.figures.training import _a_cell, _train_kwargs
     from lwsim.tasks import make as make_task
     from lwsim.train import train
     c = dict(SIZES[preset])

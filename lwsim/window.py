@@ -7,7 +7,7 @@ null → detection → N̂(ℓ), N*(ℓ) → Ĥ_N (docs/statistics.md §3.3; the
     w = chain["full"]                      # a Window: f, mean (m̄), sigma, alpha, kappa, n_hat, n_star, h_n
     w.h_n, w.n_hat, w.table                # Ĥ_N over n_grid, N̂(ℓ), the DetectionTable
 
-The figures' studies (lwsim/figures/models.py: ``a_null_tables``, ``a_windows``) and
+The figures' studies (lwsim/figures/training.py: ``a_null_tables``, ``a_windows``) and
 ``lwsim.analyze`` both come here: :func:`detect` is the one place a null becomes a detection
 table, :func:`window_chain` the whole chain for one model.
 """

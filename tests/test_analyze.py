@@ -7,7 +7,7 @@ import pytest
 import lwsim
 from lwsim import analyze as an
 from lwsim.analyze.__main__ import main
-from lwsim.figures import models as ex
+from lwsim.figures import training as ex
 from lwsim.figures.studies.main.experiment import a_main
 from lwsim.figures.presets import SMOKE
 

@@ -251,7 +251,7 @@ def test_smoke_runs_render_a15(tmp_path):
 # ----------------------------------------------------------------- three training points (issue 30 item 6)
 def test_three_training_points_init_is_the_initial_parameters_with_eta():
     from lwsim import stats
-    from lwsim.figures.models import _a_cell, _a_params, a_windows  # noqa: F401
+    from lwsim.figures.training import _a_cell, _a_params, a_windows  # noqa: F401
     c = _cfg(N=16)
     calls = []
     real = eb.a_windows
@@ -261,10 +261,10 @@ def test_three_training_points_init_is_the_initial_parameters_with_eta():
         return real(cell, params, rates, *a, **kw)
     import pytest as _pt
     mp = _pt.MonkeyPatch()
-    import lwsim.figures.models as models
+    import lwsim.figures.training as training
     mp.setattr(eb, "a_windows", spy)
-    mp.setattr(models, "a_windows", spy)          # the init point goes through models.init_windows
-    mp.setattr(models, "_SHARED", {})
+    mp.setattr(training, "a_windows", spy)          # the init point goes through training.init_windows
+    mp.setattr(training, "_SHARED", {})
     try:
         out = eb.a_behaviour(c)
     finally:

@@ -7,7 +7,7 @@ import lwsim
 from lwsim import _cli
 from lwsim.analyze import __main__ as analyze_cli
 from lwsim.figures import __main__ as figures_cli
-from lwsim.figures import figures as figures_mod
+from lwsim.figures import drawing as figures_mod
 
 theory_cli = pytest.importorskip("theory.__main__")
 safetensors_numpy = pytest.importorskip("safetensors.numpy")

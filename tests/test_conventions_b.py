@@ -12,9 +12,9 @@ from lwsim import diagnostics as dg
 from lwsim import tasks
 from lwsim.diagnostics import author_b as ab
 from lwsim.diagnostics.anisotropy import sample_triples
-from lwsim.figures.studies import b_expansion, b_s1
-from lwsim.figures.studies.b_s2 import figures as b_s2_figures
-from lwsim.figures.studies.b_s2.findings import f8_conventions
+from lwsim.figures.studies import b_expansion, b_rates
+from lwsim.figures.studies.b_anisotropy import figures as b_s2_figures
+from lwsim.figures.studies.b_anisotropy.findings import f8_conventions
 
 
 def _sig(a):
@@ -281,7 +281,7 @@ def test_fixed_batch():
 
 # ----------------------------------------------------------------------------- protocol
 def test_b_s2_author_protocol(monkeypatch):
-    from lwsim.figures.studies.b_s2 import experiment as ex
+    from lwsim.figures.studies.b_anisotropy import experiment as ex
     calls = {}
     real_train, real_ja = ex.train, dg.jacobian_anisotropy
 
@@ -324,19 +324,19 @@ def _s1_runs(**opts):
 
 
 def test_b3_uses_the_gate_product_by_default():
-    _, d = b_s1.fig_b3(_s1_runs())
+    _, d = b_rates.fig_b3(_s1_runs())
     assert d["sharedgate"]["predictor"] == "injection"
     np.testing.assert_allclose(d["sharedgate"]["s_mean"], [1.5, 1.5])
-    _, d = b_s1.fig_b3(_s1_runs(b3_predictor="retention"))
+    _, d = b_rates.fig_b3(_s1_runs(b3_predictor="retention"))
     np.testing.assert_allclose(d["sharedgate"]["s_mean"], [3.5, 3.5])
     with pytest.raises(ValueError, match="b3_predictor"):
-        b_s1.fig_b3(_s1_runs(b3_predictor="both"))
+        b_rates.fig_b3(_s1_runs(b3_predictor="both"))
 
 
 def test_b1_predictors_at_every_checkpoint():
-    _, d = b_s1.fig_b1(_s1_runs(b1_predictors="all"))
+    _, d = b_rates.fig_b1(_s1_runs(b1_predictors="all"))
     assert "injection_fit_0" in d["sharedgate"] and "injection_fit_5" in d["sharedgate"]
-    _, d = b_s1.fig_b1(_s1_runs())
+    _, d = b_rates.fig_b1(_s1_runs())
     assert "injection_fit_0" not in d["sharedgate"] and "injection_fit_5" in d["sharedgate"]
 
 

@@ -149,7 +149,7 @@ def test_nothing_refers_to_the_specification():
 NO_SECTION = {"lwsim/io.py", "lwsim/demo.py", "lwsim/backends/__init__.py",
               "lwsim/backends/numba/blas.py", "lwsim/backends/numba/common.py",
               "lwsim/backends/numba/threads.py", "lwsim/backends/numba/workspace.py",
-              "lwsim/figures/figures.py"}
+              "lwsim/figures/drawing.py"}
 CITATION = re.compile(r"docs/([a-z_]+)\.md(?: §(\d+)\.(\d+))?")
 
 

@@ -3,7 +3,7 @@ every colour named, no tick label on another, no text outside the figure. Render
 figure (new ones included) from one smoke run of the numpy backend."""
 import pytest
 
-from lwsim.figures.figures import FIGURES
+from lwsim.figures.drawing import FIGURES
 from lwsim.figures.plan import plan
 from lwsim.figures.runner import run_grid
 from lwsim.figures.style import _tick_labels, declutter_ticks, layout_problems, plt
@@ -199,7 +199,7 @@ def test_the_pool_draws_what_this_process_draws(smoke_results, tmp_path):
     values, the main study's figures under each null and floor (Study.drawings) included."""
     import json
 
-    from lwsim.figures.figures import draw_all
+    from lwsim.figures.drawing import draw_all
     from lwsim.figures.studies import main
     from lwsim.io import to_jsonable
     ids = ["A1", "A14", "A2", "B7"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lwsim.figures.figures import FIGURES
+from lwsim.figures.drawing import FIGURES
 
 CMD = [sys.executable, "-m", "lwsim.figures", "--preset", "smoke", "--backend", "numpy", "--no-progress"]
 

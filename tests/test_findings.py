@@ -9,7 +9,7 @@ import pytest
 
 from lwsim.figures import common, findings as report
 from lwsim.figures.studies import b_expansion, fidelity
-from lwsim.figures.studies.b_s2 import findings as S2F
+from lwsim.figures.studies.b_anisotropy import findings as S2F
 from lwsim.figures.studies.main import findings as F
 
 N = [100, 1000, 10000, 100000]                   # mid index 2: growth = H[-1] − H[2]

@@ -11,7 +11,7 @@ import types
 import pytest
 
 from lwsim.figures import cost
-from lwsim.figures import figures as FIG
+from lwsim.figures import drawing as FIG
 from lwsim.figures import plan as P
 from lwsim.figures import runner as RN
 from lwsim.figures.run import Run

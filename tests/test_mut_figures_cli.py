@@ -9,8 +9,8 @@ import subprocess
 
 import lwsim.figures.__main__ as M
 from lwsim import platform
-from lwsim.figures import figures as F
-from lwsim.figures.figures import FIGURES
+from lwsim.figures import drawing as F
+from lwsim.figures.drawing import FIGURES
 
 
 @pytest.fixture(autouse=True)

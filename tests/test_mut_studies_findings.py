@@ -276,7 +276,7 @@ def test_f9_growth_row_formats_nan_and_small_rss():
 
 # ============================================================== b_s2/findings.py (finding 8)
 
-from lwsim.figures.studies.b_s2 import findings as f8m  # noqa: E402
+from lwsim.figures.studies.b_anisotropy import findings as f8m  # noqa: E402
 
 
 def test_f8_verdict_rule_boundaries():

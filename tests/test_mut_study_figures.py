@@ -14,7 +14,7 @@ import pytest
 from matplotlib.colors import to_rgba
 from matplotlib.markers import MarkerStyle
 
-from lwsim.figures.studies.b_s2 import figures as B
+from lwsim.figures.studies.b_anisotropy import figures as B
 from lwsim.figures.studies.behaviour import figures as A15
 from lwsim.figures.studies.conventions import figures as A13
 from lwsim.figures.style import color

@@ -1,5 +1,5 @@
 """The fused numba Adam/AdamW step (lwsim._optim_kernels) against the NumPy reference, bit for bit,
-and the shared diagnostics of A15/A16 (models.init_windows, a_windows without the envelope)."""
+and the shared diagnostics of A15/A16 (training.init_windows, a_windows without the envelope)."""
 from __future__ import annotations
 
 import itertools
@@ -99,7 +99,7 @@ def test_train_skips_the_finite_check_only_when_the_norm_is_finite():
 
 def _tiny():
     import lwsim
-    from lwsim.figures.models import a_null_tables
+    from lwsim.figures.training import a_null_tables
     cell = lwsim.make_cell("gru", 3, 4)
     p = cell.init_params(seed=2)
     rng = np.random.default_rng(0)
@@ -120,32 +120,32 @@ def test_a_windows_without_the_envelope_are_the_same_tables():
 
 
 def test_init_windows_computes_once_per_input_and_ignores_only_n(monkeypatch):
-    import lwsim.figures.models as models
+    import lwsim.figures.training as training
     cell, p, x, y, c, _ = _tiny()
     calls = []
-    real = models.a_windows
+    real = training.a_windows
 
     def spy(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
-    monkeypatch.setattr(models, "a_windows", spy)
-    monkeypatch.setattr(models, "_SHARED", {})
-    first = models.init_windows(cell, p, 0.01, x, y, dict(c, N=10), nulls=("lag",))
-    again = models.init_windows(cell, p, 0.01, x, y, dict(c, N=40), nulls=("lag",))   # another N: a hit
+    monkeypatch.setattr(training, "a_windows", spy)
+    monkeypatch.setattr(training, "_SHARED", {})
+    first = training.init_windows(cell, p, 0.01, x, y, dict(c, N=10), nulls=("lag",))
+    again = training.init_windows(cell, p, 0.01, x, y, dict(c, N=40), nulls=("lag",))   # another N: a hit
     assert len(calls) == 1 and again is first
     fresh = real(cell, p, 0.01, x, y, c, nulls=("lag",))
     np.testing.assert_array_equal(first["lag"].n_hat, fresh["lag"].n_hat)
     p2 = dict(p, W_out=p["W_out"] + 1e-12)                                   # other weights: a miss
-    models.init_windows(cell, p2, 0.01, x, y, dict(c, N=10), nulls=("lag",))
-    models.init_windows(cell, p, 0.02, x, y, dict(c, N=10), nulls=("lag",))   # other η: a miss
-    models.init_windows(cell, p, 0.01, x, y, dict(c, N=10, eps=1.0), nulls=("lag",))  # other config
+    training.init_windows(cell, p2, 0.01, x, y, dict(c, N=10), nulls=("lag",))
+    training.init_windows(cell, p, 0.02, x, y, dict(c, N=10), nulls=("lag",))   # other η: a miss
+    training.init_windows(cell, p, 0.01, x, y, dict(c, N=10, eps=1.0), nulls=("lag",))  # other config
     y2 = y.copy()
     y2[0, 0, 0] += 1.0
-    models.init_windows(cell, p, 0.01, x, y2, dict(c, N=10), nulls=("lag",))  # other sequences
-    assert len(calls) == 5 and len(models._SHARED) == 5
-    monkeypatch.setattr(models, "_SHARED_MAX", 5)
-    models.init_windows(cell, p, 0.03, x, y, c, nulls=("lag",))                # the oldest goes
-    assert len(models._SHARED) == 5 and len(calls) == 6
-    models.init_windows(cell, p, 0.01, x, y, c, nulls=("lag",))
+    training.init_windows(cell, p, 0.01, x, y2, dict(c, N=10), nulls=("lag",))  # other sequences
+    assert len(calls) == 5 and len(training._SHARED) == 5
+    monkeypatch.setattr(training, "_SHARED_MAX", 5)
+    training.init_windows(cell, p, 0.03, x, y, c, nulls=("lag",))                # the oldest goes
+    assert len(training._SHARED) == 5 and len(calls) == 6
+    training.init_windows(cell, p, 0.01, x, y, c, nulls=("lag",))
     assert len(calls) == 7                                                      # it was the first
 

@@ -108,7 +108,7 @@ def test_one_run_of_each_paper_preset_at_smoke_size(tmp_path):
 
 
 def test_gate_init_options():
-    from lwsim.figures.models import _a_cell, _a_params
+    from lwsim.figures.training import _a_cell, _a_params
     c = {"D": 4, "H": 3, "s0": 0.05, "seed": 1}
     lstm = _a_cell("lstm", c)
     logit = lambda p: np.log(p / (1 - p))                                # noqa: E731

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from lwsim import stats
-from lwsim.figures.studies import b_expansion, b_s1
-from lwsim.figures.studies.b_s2 import figures as b_s2_figures
+from lwsim.figures.studies import b_expansion, b_rates
+from lwsim.figures.studies.b_anisotropy import figures as b_s2_figures
 from lwsim.figures import common
-from lwsim.figures.studies.b_s2 import findings as S2F
+from lwsim.figures.studies.b_anisotropy import findings as S2F
 from lwsim.figures.studies.main.master import fig_a14, seed_factors
-from lwsim.figures.studies.b_s2.findings import f8_conventions
+from lwsim.figures.studies.b_anisotropy.findings import f8_conventions
 from lwsim.figures.style import plt
 
 
@@ -262,7 +262,7 @@ def test_b1_author_mu_and_predictors_are_seed_means():
         r = {"lags": [1, 2], "mu_5": np.array([1.0, v]), "mu_author_5": np.array([1.0, 2 * v]),
              "injection_mufit_5": np.array([1.0, v]), "injection_mu0_5": np.array([1.0, np.nan if seed == 1 else v])}
         runs.append(({"cell": "diaggate", "checkpoints": [5], "seed": seed}, r))
-    fig, d = b_s1.fig_b1({"b_s1": runs})
+    fig, d = b_rates.fig_b1({"b_s1": runs})
     plt.close(fig)
     np.testing.assert_allclose(d["diaggate"]["mu_5"], [1.0, 0.4])
     np.testing.assert_allclose(d["diaggate"]["author_mu_5"], [1.0, 0.8])

@@ -7,7 +7,7 @@ import pytest
 
 import lwsim
 from lwsim import tasks
-from lwsim.figures import models as ex
+from lwsim.figures import training as ex
 from lwsim.figures.presets import PRESETS
 from lwsim.train import train
 

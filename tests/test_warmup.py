@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lwsim.figures import figures as figures_mod
+from lwsim.figures import drawing as figures_mod
 from lwsim.figures import warmup
 from lwsim.figures.plan import plan
 from lwsim.figures.presets import PRESETS

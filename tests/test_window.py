@@ -8,7 +8,7 @@ import pytest
 import lwsim
 from lwsim import tasks, window
 from lwsim.analyze import analyze
-from lwsim.figures import models
+from lwsim.figures import training
 from lwsim.stats.nulls import NULL_NAMES, NULLS, get_null
 
 LAGS = np.arange(1, 7)
@@ -31,7 +31,7 @@ FIELDS = ("mean", "sigma", "alpha", "kappa", "n_hat", "n_star", "h_n", "reliable
 def test_analyze_and_the_studies_give_the_same_window_under_every_null(model):
     cell, params, x, y = model
     c = {"lags": LAGS, "n_grid": N_GRID, "eps": 2.0, "K": 2, "seed": 3, "backend": "numba"}
-    studies = models.a_windows(cell, params, 0.5, x, y, c, nulls=NULL_NAMES)
+    studies = training.a_windows(cell, params, 0.5, x, y, c, nulls=NULL_NAMES)
     report = analyze(cell, params, x, y, rates=0.5, lags=LAGS, n_grid=N_GRID, K=2, eps=2.0, seed=3,
                      nulls=NULL_NAMES, exact=False, progress=False)
     assert tuple(report.detection_nulls) == NULL_NAMES
@@ -83,7 +83,7 @@ def test_the_null_declarations():
         ("lag", False, ("snr", "ecf")), ("lag", True, ()), ("lag", True, ("snr", "ecf"))]
     assert get_null("author") is NULLS["author"] and "§3.3.2" in NULLS["author"].section
     # the figures' ablations are these declarations, in this order
-    assert models.FLOOR_ABLATIONS == {n: (NULLS[n].float32, NULLS[n].floors)
+    assert training.FLOOR_ABLATIONS == {n: (NULLS[n].float32, NULLS[n].floors)
                                       for n in ("snr", "ecf", "floors", "f32", "author")}
 
 

@@ -36,7 +36,7 @@ from .presets import PRESETS
 
 
 def parse_args(argv=None):
-    from .figures import FIGURES
+    from .drawing import FIGURES
     from .._cli import ArgumentParser
     ap = ArgumentParser(prog="python -m lwsim.figures", description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -167,7 +167,7 @@ def main(argv=None):
     if args.scheduler not in (None, "local") and not args.dry_run:
         print("lwsim.figures: note: Dask workers run with the platform they were started with; for the "
               "pinned bits start them under the lines `python -m lwsim.platform` prints", file=sys.stderr)
-    from .figures import make_figures
+    from .drawing import make_figures
     if args.calibrate or args.dry_run:
         return _cost(args)
     from .dist import DaskUnavailable, SchedulerUnreachable

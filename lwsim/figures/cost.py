@@ -104,7 +104,7 @@ def peak_bytes(run):
 
 # ----------------------------------------------------------------------------- calibration
 def _firsts(preset, backend):
-    from .figures import FIGURES
+    from .drawing import FIGURES
     from .plan import plan
     first = {}
     for runs in plan(list(FIGURES), preset, backend).values():
@@ -115,7 +115,7 @@ def _firsts(preset, backend):
 
 def _probes(backend):
     """(warm-up runs: the whole smoke preset, probe runs: each experiment's smoke run and PROBES)."""
-    from .figures import FIGURES
+    from .drawing import FIGURES
     from .plan import plan
     from .runner import Run
     warm = list(dict.fromkeys(r for g in plan(list(FIGURES), "smoke", backend).values() for r in g))

@@ -6,7 +6,7 @@ results cache (runner.py) distinguishes presets automatically.
 
 Training dtype: every preset trains in float32 (``train_dtype``), as [A] and [B] did (PyTorch's
 default dtype); the diagnostics and statistics run in float64 on the trained weights, cast once
-(lwsim/figures/models.py). ``train_dtype="float64"`` trains in float64.
+(lwsim/figures/training.py). ``train_dtype="float64"`` trains in float64.
 """
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ A_MAIN_V1_SIZES = dict(train_dtype="float32", T=1024, D=16, H=128, n_train=8000,
 #                  | "v1" (GRU/LSTM biases PyTorch's U(−1/√D, 1/√D))
 #   nulls          ["lag"] | names from "lag", "full", "author": a detection table per null
 #                  (docs/statistics.md §3.3), stored with the suffix _<null> ("lag" unsuffixed)
-#   floor_ablations []  | names from models.FLOOR_ABLATIONS: the author's floors one at a time
+#   floor_ablations []  | names from training.FLOOR_ABLATIONS: the author's floors one at a time
 #   diag_dtype     "float64" | "float32": the "lag" table from the matched statistic in the author's
 #                  float32 arithmetic (the envelope stays float64, as the author's)
 NULLS_ALL = ["lag", "full", "author"]

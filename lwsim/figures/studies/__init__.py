@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 
 from ..study import check
-from . import b_expansion, b_s1, b_s2, behaviour, conventions, delay, fidelity, main, optimizers, theory_check
+from . import b_anisotropy, b_expansion, b_rates, behaviour, conventions, delay, fidelity, main, optimizers, theory_check
 
 STUDIES = tuple(m.STUDY for m in (
-    main, optimizers, fidelity, theory_check, conventions, behaviour, delay, b_s1, b_s2, b_expansion,
+    main, optimizers, fidelity, theory_check, conventions, behaviour, delay, b_rates, b_anisotropy, b_expansion,
 ))
 check(STUDIES)
 

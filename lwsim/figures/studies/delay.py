@@ -29,7 +29,7 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ..models import _a_cell, _a_params, _float64, _train_kwargs, a_windows, init_windows
+from ..training import _a_cell, _a_params, _float64, _train_kwargs, a_windows, init_windows
 from ..presets import A_CELLS
 from ..run import Run, experiment
 from ..study import Study
@@ -75,7 +75,7 @@ def delay_runs(preset, backend):
 
 def diagnostic(cell, params, rates, ds, c, shared=False):
     """{null: (N*(ℓ*), N̂(ℓ*))} of one model at the task lag (a_windows on lags = [ℓ*]);
-    ``shared``: the initial model, the same for every N (models.init_windows, once per process)."""
+    ``shared``: the initial model, the same for every N (training.init_windows, once per process)."""
     cc = dict(c, lags=[int(c["delay"])])
     windows = init_windows if shared else a_windows
     tables = windows(cell, params, rates, ds.x_diag, ds.y_diag, cc, nulls=NULLS)

@@ -9,7 +9,7 @@ from lwsim import diagnostics as dg
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ..models import _float64, _train_dtype
+from ..training import _float64, _train_dtype
 from ..presets import A_CELLS, PRESETS
 from ..run import Run, experiment
 from ..study import Study

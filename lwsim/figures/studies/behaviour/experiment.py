@@ -7,7 +7,7 @@ changes and the cost does not grow with N. Then, on the same trained model:
 
 - the learned lag response ĉ(ℓ) on the held-out sequences and the learned window H^beh_N with its
   smooth version (lwsim.diagnostics.behaviour, docs/diagnostics.md §2.11);
-- the diagnostic window Ĥ_N under every null that ``models.a_windows`` returns (its tables'
+- the diagnostic window Ĥ_N under every null that ``training.a_windows`` returns (its tables'
   N̂(ℓ) read at this run's N), on the same held-out sequences, with the trained optimizer's rates;
 - at the largest N only, the envelope f(ℓ) and its decay-law fit (the law finding 9 sets beside
   the growth law of H^beh_N).
@@ -23,7 +23,7 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ...models import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
+from ...training import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
 from ...presets import A_CELLS
 from ...run import Run, experiment
 from ...timing import part

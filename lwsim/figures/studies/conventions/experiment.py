@@ -12,7 +12,7 @@ from lwsim import diagnostics as dg
 from lwsim import stats
 from lwsim.diagnostics.gamma import gate_factors
 
-from ...models import train_a_model
+from ...training import train_a_model
 from ...presets import A_CELLS
 from ...run import Run, experiment
 from ...timing import part

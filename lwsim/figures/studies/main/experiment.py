@@ -7,7 +7,7 @@ import numpy as np
 from lwsim import diagnostics as dg
 from lwsim import stats
 
-from ...models import TABLE_KEYS, _curves, _decay_dict, _master, a_null_tables, train_a_model
+from ...training import TABLE_KEYS, _curves, _decay_dict, _master, a_null_tables, train_a_model
 from ...run import experiment
 from ...timing import part
 

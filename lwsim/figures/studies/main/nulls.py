@@ -3,7 +3,7 @@ docs/experiments.md §5.5, docs/fidelity.md).
 
 An [A] main run stores one detection table per null ("lag", unsuffixed; "full"; "author") and per
 floor ablation ("snr", "ecf", "floors", "f32"), its keys suffixed ``_<name>``
-(models.a_null_tables). :func:`null_view` swaps a variant's keys in place of the "lag" ones,
+(training.a_null_tables). :func:`null_view` swaps a variant's keys in place of the "lag" ones,
 so that the same figure builders and finding rules run on every variant: a verdict can then differ
 between variants only through the detection table.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...common import _growth, by_cell
-from ...models import FLOOR_ABLATIONS, NULL_KEYS, NULLS
+from ...training import FLOOR_ABLATIONS, NULL_KEYS, NULLS
 from ...style import plt, save_figure
 from .findings import TITLES, findings
 

@@ -1,6 +1,6 @@
-"""Tests that kill the surviving mutants of mutmut on lwsim/figures/models.py (issue 32, docs/testing.md).
+"""Tests that kill the surviving mutants of mutmut on lwsim/figures/training.py (issue 32, docs/testing.md).
 
-The trainings and detection tables of models.py are otherwise reached only by the slow study tests.
+The trainings and detection tables of training.py are otherwise reached only by the slow study tests.
 Here they run at tiny sizes, with recorders in place of the expensive calls (the task, ``train``,
 the diagnostics, ``stats.detection_table``): each test pins what the documented construction passes
 to them (the preset's keys, the defaults, the nulls and floor ablations of docs/statistics.md §3.3 and
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import lwsim
-import lwsim.figures.models as models
+import lwsim.figures.training as training
 from lwsim import stats
 from lwsim.figures import timing
 
@@ -32,10 +32,10 @@ def _logit(p):
 
 # ---- small helpers ----------------------------------------------------------------------------
 def test_train_kwargs_pass_weight_decay_to_adamw_only():
-    assert models._train_kwargs("adam", 0.1, 0.5) == {"lr": 0.1}
-    assert models._train_kwargs("sgd", 0.2) == {"lr": 0.2}
-    assert models._train_kwargs("adamw", 0.1, 0.5) == {"lr": 0.1, "weight_decay": 0.5}
-    assert models._train_kwargs("adamw", 0.1) == {"lr": 0.1, "weight_decay": 0.0}
+    assert training._train_kwargs("adam", 0.1, 0.5) == {"lr": 0.1}
+    assert training._train_kwargs("sgd", 0.2) == {"lr": 0.2}
+    assert training._train_kwargs("adamw", 0.1, 0.5) == {"lr": 0.1, "weight_decay": 0.5}
+    assert training._train_kwargs("adamw", 0.1) == {"lr": 0.1, "weight_decay": 0.0}
 
 
 def _arrays_equal(out, expect):
@@ -48,21 +48,21 @@ def _arrays_equal(out, expect):
 def test_curves_mode_a_takes_the_epoch_loss_and_mode_b_the_step_loss():
     res = SimpleNamespace(curves={"val_step": [2, 4], "val_mse": [1, 0], "val_r2": [0, 1],    # ints: cast
                                   "epoch_train_loss": [3, 1], "train_loss": [9, 9, 9]})
-    _arrays_equal(models._curves(res), {"curve_val_step": [2.0, 4.0], "curve_val_mse": [1.0, 0.0],
+    _arrays_equal(training._curves(res), {"curve_val_step": [2.0, 4.0], "curve_val_mse": [1.0, 0.0],
                                         "curve_val_r2": [0.0, 1.0], "curve_train_loss": [3.0, 1.0]})
     res = SimpleNamespace(curves={"train_loss": [4, 2, 1]})          # no validation, per-step loss
-    out = models._curves(res)
+    out = training._curves(res)
     _arrays_equal(out, {"curve_val_step": [], "curve_val_mse": [], "curve_val_r2": [],
                         "curve_train_loss": [4.0, 2.0, 1.0]})
-    _arrays_equal(models._curves(SimpleNamespace(curves={})),
+    _arrays_equal(training._curves(SimpleNamespace(curves={})),
                   {"curve_val_step": [], "curve_val_mse": [], "curve_val_r2": [], "curve_train_loss": []})
 
 
 def test_train_dtype_default_and_message():
-    assert models._train_dtype({}) == "float64"
-    assert models._train_dtype({"train_dtype": "float32"}) == "float32"
+    assert training._train_dtype({}) == "float64"
+    assert training._train_dtype({"train_dtype": "float32"}) == "float32"
     with pytest.raises(ValueError, match=_exact("train_dtype must be 'float32' or 'float64', got 'float16'")):
-        models._train_dtype({"train_dtype": "float16"})
+        training._train_dtype({"train_dtype": "float16"})
 
 
 class _Res:
@@ -77,12 +77,12 @@ class _Res:
 def test_float64_casts_a_float32_model_once_and_leaves_a_float64_one():
     cell = lwsim.make_cell("gru", 2, 3, dtype="float32")
     res = _Res("float32")
-    c64, r64 = models._float64(cell, res)
+    c64, r64 = training._float64(cell, res)
     assert c64.dtype == np.float64 and c64.name == "gru" and c64.n_hidden == 3
     assert res.calls == ["float64"] and r64.dtype == "float64"
     cell = lwsim.make_cell("gru", 2, 3, dtype="float64")
     res = _Res("float64")
-    c, r = models._float64(cell, res)
+    c, r = training._float64(cell, res)
     assert c is cell and r is res and res.calls == []
 
 
@@ -100,43 +100,43 @@ def test_float32_model():
 # ---- the [A] and [B] cells and initial parameters --------------------------------------------------
 def test_a_cell_options():
     c = {"D": 4, "H": 3, "s0": 0.2}
-    cell = models._a_cell("gru", dict(c, train_dtype="float32"))
+    cell = training._a_cell("gru", dict(c, train_dtype="float32"))
     assert (cell.name, cell.n_in, cell.n_hidden, cell.n_out) == ("gru", 4, 3, 1)
     assert cell.layernorm is True and cell.readout == "every" and cell.dtype == np.float32 and cell.bias is True
-    cg = models._a_cell("constgate", c)
+    cg = training._a_cell("constgate", c)
     assert cg.s == 0.2 and cg.dtype == np.float64 and cg.layernorm is True and cg.readout == "every"
 
 
 def test_b_cell_options():
     c = {"D": 2, "H": 5, "train_dtype": "float32"}
-    cell = models._b_cell("gru", c)
+    cell = training._b_cell("gru", c)
     assert (cell.name, cell.n_in, cell.n_hidden) == ("gru", 2, 5)
     assert cell.bias is False and cell.readout == "last" and cell.dtype == np.float32
-    assert models._b_cell("gru", c, readout="every").readout == "every"
-    assert models._b_cell("constgate", {"D": 2, "H": 5}).s == 0.8                  # the default s
-    assert models._b_cell("constgate", {"D": 2, "H": 5, "s": 0.3}).s == 0.3
+    assert training._b_cell("gru", c, readout="every").readout == "every"
+    assert training._b_cell("constgate", {"D": 2, "H": 5}).s == 0.8                  # the default s
+    assert training._b_cell("constgate", {"D": 2, "H": 5, "s": 0.3}).s == 0.3
 
 
 def test_a_params_gate_biases_by_hand():
     """paper_a: GRU update-gate bias logit(s0) = log(0.2/0.8) = −1.386…, the other biases 0; LSTM forget
     bias logit(0.95) = 2.944… ("lwsim", "v1") or logit(0.5) = 0 ("final"); the cell's dtype."""
     c = {"D": 4, "H": 3, "s0": 0.2, "seed": 1}
-    gru = models._a_cell("gru", c)
-    p = models._a_params(gru, c)
+    gru = training._a_cell("gru", c)
+    p = training._a_params(gru, c)
     np.testing.assert_allclose(p["b_z"], _logit(0.2), rtol=1e-14)
     np.testing.assert_array_equal(p["b_r"], 0.0)
-    lstm = models._a_cell("lstm", dict(c, train_dtype="float32"))
+    lstm = training._a_cell("lstm", dict(c, train_dtype="float32"))
     for mode, f0 in (("lwsim", 0.95), ("final", 0.5)):
-        p = models._a_params(lstm, dict(c, gate_init=mode))
+        p = training._a_params(lstm, dict(c, gate_init=mode))
         np.testing.assert_allclose(p["b_f"], _logit(f0), rtol=1e-6, atol=1e-7)
         assert all(v.dtype == np.float32 for v in p.values())
     # the weights are paper_a's draw for the run's seed (not the default seed 0)
     c7 = dict(c, seed=7)
-    w = models._a_params(gru, c7)["W_r"]
+    w = training._a_params(gru, c7)["W_r"]
     np.testing.assert_array_equal(w, gru.init_params(seed=7, scheme="paper_a")["W_r"])
     assert not np.array_equal(w, gru.init_params(seed=0, scheme="paper_a")["W_r"])
     with pytest.raises(ValueError, match=_exact("gate_init must be 'lwsim', 'final' or 'v1', got 'torch'")):
-        models._a_params(gru, dict(c, gate_init="torch"))
+        training._a_params(gru, dict(c, gate_init="torch"))
 
 
 @pytest.mark.parametrize("name", ["gru", "lstm"])
@@ -144,9 +144,9 @@ def test_a_params_v1_draws_the_pytorch_biases(name):
     """"v1": each gate bias but b_out drawn U(−1/√D, 1/√D) (D = 4: ±0.5) from
     default_rng([seed, 0x7631]), in sorted key order, in the cell's dtype; the rest as "lwsim"."""
     c = {"D": 4, "H": 3, "s0": 0.2, "seed": 7, "train_dtype": "float32"}
-    cell = models._a_cell(name, c)
-    base = models._a_params(cell, c)
-    v1 = models._a_params(cell, dict(c, gate_init="v1"))
+    cell = training._a_cell(name, c)
+    base = training._a_params(cell, c)
+    v1 = training._a_params(cell, dict(c, gate_init="v1"))
     rng = np.random.default_rng([7, 0x7631])
     gates = sorted(k for k in base if k.startswith("b_") and k != "b_out")
     assert len(gates) == (3 if name == "gru" else 4)
@@ -161,8 +161,8 @@ def test_a_params_v1_draws_the_pytorch_biases(name):
 
 def test_a_params_v1_leaves_gated_baselines_alone():
     c = {"D": 4, "H": 3, "s0": 0.2, "seed": 7}
-    cell = models._a_cell("diaggate", c)
-    base, v1 = models._a_params(cell, c), models._a_params(cell, dict(c, gate_init="v1"))
+    cell = training._a_cell("diaggate", c)
+    base, v1 = training._a_params(cell, c), training._a_params(cell, dict(c, gate_init="v1"))
     assert all(np.array_equal(base[k], v1[k]) for k in base)
 
 
@@ -188,11 +188,11 @@ def test_train_a_model_wiring(monkeypatch):
         seen["train"] = (cell, params, ds, kw)
         return _Res("float32")
 
-    monkeypatch.setattr(models, "make_task", make_task)
-    monkeypatch.setattr(models, "train", train)
+    monkeypatch.setattr(training, "make_task", make_task)
+    monkeypatch.setattr(training, "train", train)
     prof = timing.Profile()
     with timing.active(prof):
-        ds, cell, res = models.train_a_model(A_CFG)
+        ds, cell, res = training.train_a_model(A_CFG)
     assert seen["task"] == (("multilag",), dict(T=9, D=2, seed=11, lags=[1, 3], coefs=[0.5, -0.25], sigma_y=0.1))
     assert seen["dataset"] == ((8, 4, 6), {"seed": 11})
     tcell, tparams, tds, kw = seen["train"]
@@ -205,7 +205,7 @@ def test_train_a_model_wiring(monkeypatch):
 
 
 def test_train_a_model_for_real_at_a_tiny_size():
-    ds, cell, res = models.train_a_model(dict(A_CFG, epochs=1))
+    ds, cell, res = training.train_a_model(dict(A_CFG, epochs=1))
     assert cell.dtype == np.float64 and all(v.dtype == np.float64 for v in res.params.values())
     assert ds.x_diag.shape == (9, 6, 2) and res.n_steps == 2              # (T, n_diag, D); 8 sequences, batch 4
 
@@ -270,7 +270,7 @@ def test_a_null_tables_default_nulls_with_the_envelope(monkeypatch):
     d = _Diag(monkeypatch)
     cell, params, x, y, c = _tiny()
     timer, entered = _timer()
-    env, ms, tables = models.a_null_tables(cell, params, 0.01, x, y, c, timer=timer)
+    env, ms, tables = training.a_null_tables(cell, params, 0.01, x, y, c, timer=timer)
     assert env == "ENV" and ms.tag == "ms64"
     kind, ecell, eparams, ex, ey, rates, lags, kw = d.calls[0]
     assert kind == "envelope" and ecell is cell and eparams is params and (ex, ey, rates) == ("X", "Y", 0.01)
@@ -299,7 +299,7 @@ def test_a_null_tables_without_the_envelope_and_the_preset_options(monkeypatch):
     cell, params, x, y, c = _tiny()
     c.update(orient=True, n_boot=30, min_samples=50, cap_budget=True, fit_subsample=7, tail_methods=["ecf", "auto"])
     timer, entered = _timer()
-    env, ms, tables = models.a_null_tables(cell, params, 0.5, x, y, c, nulls=("lag",), timer=timer,
+    env, ms, tables = training.a_null_tables(cell, params, 0.5, x, y, c, nulls=("lag",), timer=timer,
                                            need_envelope=False, envelope_kwargs={"k": 1}, chunk=5)
     assert env is None and ms.tag == "ms64" and entered == ["matched", "tails"]
     assert len(d.calls) == 1
@@ -316,7 +316,7 @@ def test_a_null_tables_without_the_envelope_and_the_preset_options(monkeypatch):
 def test_a_null_tables_ablations_and_diagnostic_dtype(monkeypatch):
     d = _Diag(monkeypatch)
     cell, params, x, y, c = _tiny()
-    _, _, tables = models.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",),
+    _, _, tables = training.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",),
                                         ablations=("snr", "lag", "ecf", "floors"))
     assert list(tables) == ["lag", "snr", "ecf", "floors"]                     # "lag" once
     assert [k for k, *_ in d.calls] == ["envelope"]                          # no float32 pass is needed
@@ -324,25 +324,25 @@ def test_a_null_tables_ablations_and_diagnostic_dtype(monkeypatch):
     assert tables["snr"]["auto"][1:4] == ("ms64.samples", "auto", ("snr",))
     assert tables["ecf"]["auto"][3] == ("ecf",) and tables["floors"]["auto"][3] == ("snr", "ecf")
     d.calls.clear()
-    _, _, tables = models.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), ablations=("f32",))
+    _, _, tables = training.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), ablations=("f32",))
     assert [k for k, *_ in d.calls] == ["envelope", "matched"]
     assert tables["f32"]["auto"][1:4] == ("ms32.samples", "auto", ())
     assert tables["lag"]["auto"][1] == "ms64.samples"
     d.calls.clear()
     # diag_dtype float32: the "lag" table on the float32 statistic; the envelope stays float64
-    _, ms, tables = models.a_null_tables(cell, params, 0.01, x, y, dict(c, diag_dtype="float32"), nulls=("lag",))
+    _, ms, tables = training.a_null_tables(cell, params, 0.01, x, y, dict(c, diag_dtype="float32"), nulls=("lag",))
     assert [k for k, *_ in d.calls] == ["envelope", "matched"] and ms.tag == "ms64"
     assert tables["lag"]["auto"][1] == "ms32.samples"
     with pytest.raises(ValueError, match=_exact("diag_dtype must be 'float64' or 'float32', got 'float16'")):
-        models.a_null_tables(cell, params, 0.01, x, y, dict(c, diag_dtype="float16"), nulls=("lag",))
+        training.a_null_tables(cell, params, 0.01, x, y, dict(c, diag_dtype="float16"), nulls=("lag",))
 
 
 def test_a_null_tables_instantaneous_statistic_runs_the_numpy_engine(monkeypatch):
     d = _Diag(monkeypatch)
     cell, params, x, y, c = _tiny()
-    models.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), statistic="instantaneous")
+    training.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), statistic="instantaneous")
     assert d.calls[0][-1]["engine"] == "numpy" and d.calls[0][-1]["statistic"] == "instantaneous"
-    models.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), statistic="sequence")
+    training.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag",), statistic="sequence")
     assert d.calls[1][-1]["engine"] == "numba"
 
 
@@ -350,45 +350,45 @@ def test_a_null_tables_unknown_null_message():
     cell, params, x, y, c = _tiny()
     with pytest.raises(ValueError, match=_exact(
             "unknown null(s) ['zz', 'yy']: use 'lag', 'full' or one of ['author', 'ecf', 'f32', 'floors', 'snr']")):
-        models.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag", "zz"), ablations=("yy",))
+        training.a_null_tables(cell, params, 0.01, x, y, c, nulls=("lag", "zz"), ablations=("yy",))
 
 
 def test_a_windows_takes_the_first_tail_method_of_each_null(monkeypatch):
     d = _Diag(monkeypatch)
     cell, params, x, y, c = _tiny()
-    out = models.a_windows(cell, params, 0.2, x, y, dict(c, tail_methods=["ecf", "auto"]), nulls=("lag", "full"))
+    out = training.a_windows(cell, params, 0.2, x, y, dict(c, tail_methods=["ecf", "auto"]), nulls=("lag", "full"))
     assert list(out) == ["lag", "full"]
     assert out["lag"] == ("table", "ms64.samples", "ecf", None, None)
     assert out["full"] == ("table", "ms64.signal", "ecf", None, "full")
     assert [k for k, *_ in d.calls] == ["matched"] and d.calls[0][-1]["full_noise"] is True   # no envelope
-    out = models.a_windows(cell, params, 0.2, x, y, c)                                       # NULLS
+    out = training.a_windows(cell, params, 0.2, x, y, c)                                       # NULLS
     assert list(out) == ["lag", "full", "author"]
 
 
 def test_init_windows_key_is_insensitive_to_dict_order_and_tells_shapes_and_names(monkeypatch):
     calls = []
-    monkeypatch.setattr(models, "a_windows", lambda *a, **kw: calls.append((a, kw)) or {"n": len(calls)})
-    monkeypatch.setattr(models, "_SHARED", {})
+    monkeypatch.setattr(training, "a_windows", lambda *a, **kw: calls.append((a, kw)) or {"n": len(calls)})
+    monkeypatch.setattr(training, "_SHARED", {})
     cell, _, _, _, c = _tiny()
     c = dict(c, lags=np.array([1, 2]))                          # not JSON: stored by its str()
     x, y = np.zeros((2, 3, 2)), np.zeros((2, 3, 1))
     p = {"a": np.zeros((2, 2)), "b": np.ones(2)}
-    first = models.init_windows(cell, p, np.float32(0.5), x, y, dict(c, N=8), nulls=("lag",))
+    first = training.init_windows(cell, p, np.float32(0.5), x, y, dict(c, N=8), nulls=("lag",))
     (args, kw), = calls
     assert args[2] == 0.5 and type(args[2]) is float and kw == {"nulls": ("lag",)}   # P = η·I with η a float
     assert args[0] is cell and args[1] is p and args[3] is x and args[4] is y and args[5]["N"] == 8
     # the same content in another order (config, parameters), η as a float: a hit
-    again = models.init_windows(cell, {"b": np.ones(2), "a": np.zeros((2, 2))}, 0.5, x, y,
+    again = training.init_windows(cell, {"b": np.ones(2), "a": np.zeros((2, 2))}, 0.5, x, y,
                                 dict(reversed(list(dict(c, N=16).items()))), nulls=("lag",))
     assert again is first and len(calls) == 1
-    models.init_windows(cell, {"a": np.zeros((4,)), "b": np.ones(2)}, 0.5, x, y, c, nulls=("lag",))   # reshaped
-    models.init_windows(cell, {"a2": np.zeros((2, 2)), "b": np.ones(2)}, 0.5, x, y, c, nulls=("lag",))  # renamed
-    models.init_windows(cell, {"a": np.zeros((2, 2), np.float32), "b": np.ones(2)}, 0.5, x, y, c,
+    training.init_windows(cell, {"a": np.zeros((4,)), "b": np.ones(2)}, 0.5, x, y, c, nulls=("lag",))   # reshaped
+    training.init_windows(cell, {"a2": np.zeros((2, 2)), "b": np.ones(2)}, 0.5, x, y, c, nulls=("lag",))  # renamed
+    training.init_windows(cell, {"a": np.zeros((2, 2), np.float32), "b": np.ones(2)}, 0.5, x, y, c,
                         nulls=("lag",))                                                            # float32
-    models.init_windows(cell, p, 0.5, x.reshape(2, 2, 3), y, c, nulls=("lag",))                     # x reshaped
-    models.init_windows(cell, p, 0.5, x, y.astype(np.float32), c, nulls=("lag",))                   # y float32
-    models.init_windows(cell, p, 0.5, x, y, c, nulls=("lag", "full"))                               # other nulls
-    models.init_windows(lwsim.make_cell("lstm", 2, 3), p, 0.5, x, y, c, nulls=("lag",))              # other cell
+    training.init_windows(cell, p, 0.5, x.reshape(2, 2, 3), y, c, nulls=("lag",))                     # x reshaped
+    training.init_windows(cell, p, 0.5, x, y.astype(np.float32), c, nulls=("lag",))                   # y float32
+    training.init_windows(cell, p, 0.5, x, y, c, nulls=("lag", "full"))                               # other nulls
+    training.init_windows(lwsim.make_cell("lstm", 2, 3), p, 0.5, x, y, c, nulls=("lag",))              # other cell
     assert len(calls) == 8
 
 
@@ -400,7 +400,7 @@ def test_master_on_exact_data_drops_the_undetectable_lags():
     f = np.linspace(0.3, 0.9, 12)
     n_hat = np.exp(1.0 + 2.0 * (-kappa * np.log(f)))
     n_hat[3], n_hat[8] = np.inf, np.nan
-    out = models._master(SimpleNamespace(n_hat=n_hat, kappa=kappa), f)
+    out = training._master(SimpleNamespace(n_hat=n_hat, kappa=kappa), f)
     assert sorted(out) == ["intercept", "n", "r2", "slope"] and out["n"] == 10
     assert out["slope"] == pytest.approx(2.0, rel=1e-10) and out["intercept"] == pytest.approx(1.0, rel=1e-10)
     assert out["r2"] == pytest.approx(1.0, rel=1e-12)
@@ -408,7 +408,7 @@ def test_master_on_exact_data_drops_the_undetectable_lags():
 
 def test_master_too_few_lags_is_an_error_entry():
     det = SimpleNamespace(n_hat=np.array([10.0, 20.0, np.inf, 40.0]), kappa=np.ones(4))
-    assert models._master(det, np.full(4, 0.5)) == {
+    assert training._master(det, np.full(4, 0.5)) == {
         "error": "fit_master needs >= 10 usable lags (finite n_hat and kappa, f > 0) with >= 3 distinct n_hat; "
                  "got 3 lags, 3 distinct n_hat"}
 
@@ -416,14 +416,14 @@ def test_master_too_few_lags_is_an_error_entry():
 def test_decay_dict():
     fit = SimpleNamespace(params={"C": 1.0, "beta": 0.5}, r2=0.9, ssr=0.1, aic=-3.0, bic=-2.0)
     decay = SimpleNamespace(selected="power", selected_bic="exponential", n=12, fits={"power": fit}, window=(1, 9))
-    assert models._decay_dict(decay) == {
+    assert training._decay_dict(decay) == {
         "selected": "power", "selected_bic": "exponential", "n": 12,
         "fits": {"power": {"params": {"C": 1.0, "beta": 0.5}, "r2": 0.9, "ssr": 0.1, "aic": -3.0, "bic": -2.0}}}
 
 
 def test_decay_dict_of_a_real_fit():
     lags = np.arange(1, 13, dtype=float)
-    d = models._decay_dict(stats.fit_decay(lags, 5.0 * lags ** -1.5))
+    d = training._decay_dict(stats.fit_decay(lags, 5.0 * lags ** -1.5))
     assert set(d["fits"]) >= {"power", "exponential"} and d["selected"] == "power"
     assert d["fits"]["power"]["params"]["beta"] == pytest.approx(1.5, rel=1e-9)
     assert d["fits"]["power"]["params"]["C"] == pytest.approx(5.0, rel=1e-9)

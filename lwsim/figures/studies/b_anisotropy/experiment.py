@@ -8,7 +8,7 @@ from lwsim import diagnostics as dg
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ...models import _b_cell, _float64
+from ...training import _b_cell, _float64
 from ...run import experiment
 from ...timing import part
 

@@ -8,7 +8,7 @@ from lwsim import diagnostics as dg
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
-from ..models import _b_cell, _float64
+from ..training import _b_cell, _float64
 from ..presets import B_MODELS, PRESETS
 from ..run import Run, experiment
 from ..study import Study
@@ -156,7 +156,7 @@ def _memory(c):
 
 
 FIGURES = {"B1": fig_b1, "B2": fig_b2, "B3": fig_b3}
-STUDY = Study(name="b_s1", docs="docs/experiments.md §5.4 (B1–B3)", groups={"b_s1": s1_runs},
+STUDY = Study(name="b_rates", docs="docs/experiments.md §5.4 (B1–B3)", groups={"b_s1": s1_runs},
               figures=FIGURES, needs={k: ("b_s1",) for k in FIGURES}, work={"b_s1": _b_s1},
               memory={"b_s1": _memory}, probes={"b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
              dict(probe=3, steps=100, checkpoints=[0, 50, 100]),

@@ -8,7 +8,7 @@ from . import studies
 from .plan import FIG_NEEDS, plan, train_dtype_of
 from .runcache import is_cached
 from .runner import load_result, run_grid
-from .style import plt, save_figure  # noqa: F401  (save_figure: lwsim.figures.figures' name for it)
+from .style import plt, save_figure  # noqa: F401  (save_figure: lwsim.figures.drawing' name for it)
 
 FIGURES = studies.figures()
 

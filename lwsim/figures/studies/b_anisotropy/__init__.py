@@ -31,7 +31,7 @@ def _b_s2(c):
                                                                          + c.get("n_examples", 1) * T * 4)}
 
 
-STUDY = Study(name="b_s2", docs="docs/experiments.md §5.4 (B4–B6), §5.5 (finding 8)", groups={"b_s2": s2_runs},
+STUDY = Study(name="b_anisotropy", docs="docs/experiments.md §5.4 (B4–B6), §5.5 (finding 8)", groups={"b_s2": s2_runs},
               figures=FIGURES, needs={k: ("b_s2",) for k in FIGURES}, titles=TITLES, findings=finding_8,
               work={"b_s2": _b_s2}, probes={"b_s2": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
              dict(n_triples=4, n_examples=16, steps=100, checkpoints=[0, 50, 100]),
