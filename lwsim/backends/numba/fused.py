@@ -8,14 +8,14 @@ numba call runs K steps: minibatch gather, forward, loss, exact BPTT, the global
 clip, and the optimizer update, on parameters and optimizer buffers held in flat arrays. train.py
 leaves it only where Python has something to do: a validation point, a checkpoint, the end.
 
-Same bits as the step-by-step path (tests/test_train_fused.py), by construction:
+Same bits as the step-by-step path (tests/test_numba_fused.py), by construction:
   - the cell's own kernels (leaky.py, gru.py, lstm.py) run on the same operands, chunk by chunk in
     the chunk layout the thread pool would use (threads.chunks), partial sums added in chunk order;
   - operands and gradients are moved by index maps, made once per training by running each family's
     own packing (``operands``) and unpacking (``assemble``) code on parameters tagged with their
     flat positions (:func:`_maps`): copies only, so a map reproduces that code exactly;
   - the global norm is NumPy's pairwise sum per array (:func:`_pairwise`) added up key by key, as
-    optim.squared_norms; the clip scale and every optimizer scalar is cast to the parameters' dtype
+    optim.squared_norm; the clip scale and every optimizer scalar is cast to the parameters' dtype
     as NumPy casts a Python float; the updates are optim's element-wise operations in its order
     (Adam/AdamW through _optim_kernels.adam_update, the same kernel the step path uses), compiled
     without fast-math, so no multiply-add is fused.
