@@ -358,18 +358,21 @@ def test_fresh_batches_go_through_the_fused_loop_in_calls_bounded_by_their_size(
 
 
 def test_non_finite_rows_raise_where_the_step_path_meets_them():
-    """A NaN in a training row that the second minibatch draws: both paths train step 1, then raise
-    at step 2 with the same message; if no step draws that row, both train to the end, same bits."""
+    """A NaN in a training row that the fourth minibatch draws: both paths train steps 1–3 (one call
+    each: validation every step), then raise at step 4 with the same message; stopped at step 3, the
+    row is never drawn and both train to the end, same bits."""
     cell = lwsim.make_cell("gru", D, H, 1)
-    ds = _task().dataset(n_train=16, n_val=4, seed=0)
+    ds = _task().dataset(n_train=32, n_val=4, seed=0)
     ss = np.random.SeedSequence([7, 0x7EA1]).spawn(3)[0]              # train's shuffling stream, seed 7
-    second = np.random.default_rng(ss).permutation(16)[8]              # a row of the second minibatch
-    ds.x_train[2, second, 0] = np.nan
+    fourth = np.random.default_rng(ss).permutation(32)[24]             # a row of the fourth minibatch
+    ds.x_train[2, fourth, 0] = np.nan
     kw = dict(batch_size=8, backend="numba", progress=False, seed=7, val_every=1)
     msgs = []
     for fz in (False, True):
         with pytest.raises(ValueError) as e:
-            train(cell, cell.init_params(seed=0), ds, steps=3, fused=fz, **kw)
+            train(cell, cell.init_params(seed=0), ds, steps=5, fused=fz, **kw)
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1] == "x contains NaN or Inf"
-    _assert_same(*(train(cell, cell.init_params(seed=0), ds, steps=1, fused=fz, **kw) for fz in (False, True)))
+    a, b = (train(cell, cell.init_params(seed=0), ds, steps=3, fused=fz, **kw) for fz in (False, True))
+    assert b.n_steps == 3
+    _assert_same(a, b)
