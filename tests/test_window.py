@@ -102,3 +102,31 @@ def test_analyze_nulls_option_errors(model):
     # noise joins the nulls when not listed
     rep = analyze(cell, params, x, y, nulls=("lag",), noise="floors", **kw)
     assert tuple(rep.detection_nulls) == ("lag", "floors") and rep.detection is rep.detection_nulls["floors"]
+
+
+def test_the_window_reads_every_field_of_its_table_and_the_chain_keeps_its_float32_pass(model):
+    cell, params, x, y = model
+    chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID, nulls=("lag", "author"), K=2, seed=3,
+                                eps=2.0)
+    w = chain["author"]
+    for f in ("lags", "mean", "sigma", "alpha", "kappa", "n_hat", "n_star", "h_n", "n_grid", "reliable"):
+        assert getattr(w, f) is getattr(w.table, f), f
+    with pytest.raises(AttributeError, match="^nothing$"):
+        w.nothing
+    assert chain.matched32 is not None                        # the float32 pass the "author" table read
+    assert not np.array_equal(chain.matched32.samples, chain.matched.samples)
+    np.testing.assert_array_equal(w.mean, chain.matched32.samples.mean(axis=1))
+
+
+def test_the_defaults_are_the_statistics_own(model):
+    """window_chain and detect with their defaults give what matched_statistic and detection_table
+    give with theirs (eps 20, n_boot 200, no floors, no cap, orient False, …): the chain adds no
+    setting of its own."""
+    cell, params, x, y = model
+    ms = lwsim.diagnostics.matched_statistic(cell, params, x, y, 0.5, LAGS, progress=False, backend="numba")
+    want = lwsim.stats.detection_table(ms.samples, LAGS, N_GRID)
+    got = window.detect(ms, LAGS, N_GRID)["lag"]["auto"]
+    chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID)["lag"]
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
+        np.testing.assert_array_equal(getattr(chain, f), getattr(want, f), err_msg=f)
