@@ -53,6 +53,18 @@ def _cell(name, opts, dtype):
     return lwsim.make_cell(name, D, H, n_out, dtype=dtype, **opts)
 
 
+def _count_calls(monkeypatch):
+    """A list that records the steps of every fused call (FusedSteps.run) from now on."""
+    calls = []
+    run = fused.FusedSteps.run
+
+    def spy(self, X, Y, idx, nbs):
+        calls.append(len(nbs))
+        return run(self, X, Y, idx, nbs)
+    monkeypatch.setattr(fused.FusedSteps, "run", spy)
+    return calls
+
+
 def _both(cell, params, data, **kw):
     """The same training through the step path and the fused trainer."""
     kw = dict(dict(backend="numba", seed=4, progress=False), **kw)
@@ -134,13 +146,7 @@ def test_the_call_boundaries_do_not_change_the_bits(monkeypatch):
     kw = dict(backend="numba", seed=0, progress=False, optimizer="adamw", optimizer_kwargs={"lr": 0.02},
               steps=11, batch_size=8, clip=0.3, validate=False)
     whole = train(cell, p0, ds, fused=True, **kw)
-    calls = []
-    run = fused.FusedSteps.run
-
-    def spy(self, X, Y, idx, nbs):
-        calls.append(len(nbs))
-        return run(self, X, Y, idx, nbs)
-    monkeypatch.setattr(fused.FusedSteps, "run", spy)
+    calls = _count_calls(monkeypatch)
     monkeypatch.setattr(fused, "SEGMENT_STEPS", 2)
     cut = train(cell, p0, ds, fused=True, **kw)
     assert calls == [2, 2, 2, 2, 2, 1]
@@ -152,13 +158,7 @@ def test_exits_only_where_train_must_look(monkeypatch):
     """One call per stretch between validation points and checkpoints: steps 1–3 (checkpoint 3),
     4 (validation at 4), 5–7 (checkpoint 7), 8 (validation and the end)."""
     cell = lwsim.make_cell("rnn", D, H, 1)
-    calls = []
-    run = fused.FusedSteps.run
-
-    def spy(self, X, Y, idx, nbs):
-        calls.append(len(nbs))
-        return run(self, X, Y, idx, nbs)
-    monkeypatch.setattr(fused.FusedSteps, "run", spy)
+    calls = _count_calls(monkeypatch)
     train(cell, cell.init_params(seed=0), _task().dataset(16, 4, seed=0), optimizer="sgd",
           optimizer_kwargs={"lr": 0.01}, steps=8, batch_size=4, val_every=4, checkpoints=[3, 7], backend="numba",
           fused=True, progress=False)
@@ -340,13 +340,7 @@ def test_fresh_batches_go_through_the_fused_loop_in_calls_bounded_by_their_size(
     memory: SEGMENT_VALUES bounds their input values (here 2 steps of 12 × 5 × 3 = 180 values);
     a Dataset's calls are bounded by SEGMENT_STEPS alone. Same bits as the step path either way."""
     cell = lwsim.make_cell("gru", D, H, 1, layernorm=True)
-    calls = []
-    run = fused.FusedSteps.run
-
-    def spy(self, X, Y, idx, nbs):
-        calls.append(len(nbs))
-        return run(self, X, Y, idx, nbs)
-    monkeypatch.setattr(fused.FusedSteps, "run", spy)
+    calls = _count_calls(monkeypatch)
     monkeypatch.setattr(fused, "SEGMENT_VALUES", 400)
     kw = dict(optimizer="adam", steps=5, batch_size=5, validate=False, backend="numba", progress=False, seed=1)
     a = train(cell, cell.init_params(seed=0), _task(), fused=True, **kw)

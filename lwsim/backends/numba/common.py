@@ -205,9 +205,9 @@ def ln_back_row(da, gamma, ahat, sig, dgam, dbet, out):
 
 # ---------------------------------------------------------------- reductions in a fixed order
 @njit(**KERNEL)
-def fixed_order_sums(dWo, dgam, dbet, dtype):
+def fixed_order_sums64(dWo, dgam, dbet):
     """Σ of the per-chunk dW_out partials (chunk order) and of the per-sequence LN partials
-    (sequence order), in float64 → (dW_out, dγ, dβ) as ``dtype``/float64."""
+    (sequence order), all in float64 → (dW_out, dγ, dβ); the fused trainer rounds them itself."""
     O, H = dWo.shape[1], dWo.shape[2]
     wo = np.zeros((O, H))
     for c in range(dWo.shape[0]):
@@ -220,4 +220,10 @@ def fixed_order_sums(dWo, dgam, dbet, dtype):
         for j in range(H):
             dgamma[j] += dgam[b, j]
             dbeta[j] += dbet[b, j]
+    return wo, dgamma, dbeta
+
+
+def fixed_order_sums(dWo, dgam, dbet, dtype):
+    """:func:`fixed_order_sums64` with dW_out cast to ``dtype`` → (dW_out, dγ, dβ) as ``dtype``/float64."""
+    wo, dgamma, dbeta = fixed_order_sums64(dWo, dgam, dbet)
     return wo.astype(dtype), dgamma, dbeta

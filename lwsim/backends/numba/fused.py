@@ -29,11 +29,11 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
 
 from ..._optim_kernels import adam_update
 from . import gru, leaky, lstm
-from .common import like
+from .common import fixed_order_sums64, like
 from .readout import loss_kernel
 from .threads import chunks
 from .tuning import params as tuning_params
@@ -260,6 +260,14 @@ def _fill(dst, theta, omap, off):
 
 
 @njit(**EXACT)
+def _fill_ops(ops, theta, omap):
+    """Every operand of ``ops`` (a tuple of arrays) from theta through omap, in order."""
+    off = 0
+    for a in literal_unroll(ops):
+        off = _fill(a, theta, omap, off)
+
+
+@njit(**EXACT)
 def _put(red, off, a):
     """red[off:off + a.size] ← a (as float64); next offset."""
     flat = a.reshape(a.size)
@@ -275,25 +283,6 @@ def _chunk_sum(dZ):
     for c in range(1, dZ.shape[0]):
         out += dZ[c]
     return out
-
-
-@njit(**EXACT)
-def _readout_sums(dWo, dgam, dbet):
-    """common.fixed_order_sums before its cast: Σ of the chunk dW_out partials, Σ of the per-row LN
-    partials, in float64 and in order (the cast to the dtype happens in the gradient gather)."""
-    C, O, H = dWo.shape
-    wo = np.zeros((O, H))
-    for c in range(C):
-        for o in range(O):
-            for j in range(H):
-                wo[o, j] += dWo[c, o, j]
-    dgamma = np.zeros(H)
-    dbeta = np.zeros(H)
-    for b in range(dgam.shape[0]):
-        for j in range(H):
-            dgamma[j] += dgam[b, j]
-            dbeta[j] += dbet[b, j]
-    return wo, dgamma, dbeta
 
 
 @njit(**EXACT)
@@ -335,14 +324,7 @@ def _start(R, k):
 def _leaky_grad(R, xa, y, bounds, ops, mode, s_const, layernorm, tune):
     """Loss of the minibatch; its reduced gradient pieces into R.red (leaky.loss_and_grad's sums)."""
     Wa, UT, UC, gamma, beta, W_outT, b_out, W_out = ops
-    off = _fill(Wa, R.theta, R.omap, 0)
-    off = _fill(UT, R.theta, R.omap, off)
-    off = _fill(UC, R.theta, R.omap, off)
-    off = _fill(gamma, R.theta, R.omap, off)
-    off = _fill(beta, R.theta, R.omap, off)
-    off = _fill(W_outT, R.theta, R.omap, off)
-    off = _fill(b_out, R.theta, R.omap, off)
-    _fill(W_out, R.theta, R.omap, off)
+    _fill_ops(ops, R.theta, R.omap)
     T, B, Da = xa.shape
     G, H = UC.shape
     O = W_out.shape[0]
@@ -367,7 +349,7 @@ def _leaky_grad(R, xa, y, bounds, ops, mode, s_const, layernorm, tune):
     for c in range(C):
         leaky.backward_rows(c, bounds[c, 0], bounds[c, 1], h, xa, dy, W_out, UC, mode, s_const, cand_b, s, ahat,
                             sig, gamma, layernorm, dZ, dgam, dbet, dWo, tune)
-    wo, dgamma, dbeta = _readout_sums(dWo, dgam, dbet)
+    wo, dgamma, dbeta = fixed_order_sums64(dWo, dgam, dbet)
     off = _put(R.red, 0, _chunk_sum(dZ))
     off = _put(R.red, off, wo)
     off = _put(R.red, off, dgamma)
@@ -380,16 +362,7 @@ def _leaky_grad(R, xa, y, bounds, ops, mode, s_const, layernorm, tune):
 def _cho_grad(R, xa, y, bounds, ops, layernorm, tune):
     """gru.loss_and_grad, convention "cho"."""
     Wa, UzrT, UgT, gamma, beta, W_outT, b_out, W_out, Uzr, Ug = ops
-    off = _fill(Wa, R.theta, R.omap, 0)
-    off = _fill(UzrT, R.theta, R.omap, off)
-    off = _fill(UgT, R.theta, R.omap, off)
-    off = _fill(gamma, R.theta, R.omap, off)
-    off = _fill(beta, R.theta, R.omap, off)
-    off = _fill(W_outT, R.theta, R.omap, off)
-    off = _fill(b_out, R.theta, R.omap, off)
-    off = _fill(W_out, R.theta, R.omap, off)
-    off = _fill(Uzr, R.theta, R.omap, off)
-    _fill(Ug, R.theta, R.omap, off)
+    _fill_ops(ops, R.theta, R.omap)
     T, B, Da = xa.shape
     H = Ug.shape[0]
     O = W_out.shape[0]
@@ -414,7 +387,7 @@ def _cho_grad(R, xa, y, bounds, ops, layernorm, tune):
     for c in range(C):
         gru.cho_backward_rows(c, bounds[c, 0], bounds[c, 1], h, xa, dy, W_out, Uzr, Ug, z, r, g, rh, ahat, sig,
                               gamma, layernorm, dZ, dG, dgam, dbet, dWo, tune)
-    wo, dgamma, dbeta = _readout_sums(dWo, dgam, dbet)
+    wo, dgamma, dbeta = fixed_order_sums64(dWo, dgam, dbet)
     off = _put(R.red, 0, _chunk_sum(dZ))
     off = _put(R.red, off, _chunk_sum(dG))
     off = _put(R.red, off, wo)
@@ -428,13 +401,7 @@ def _cho_grad(R, xa, y, bounds, ops, layernorm, tune):
 def _torch_grad(R, xa, y, bounds, ops, tune):
     """gru.loss_and_grad, convention "torch"."""
     Wa, WhT, bh, W_outT, b_out, W_out, Whc = ops
-    off = _fill(Wa, R.theta, R.omap, 0)
-    off = _fill(WhT, R.theta, R.omap, off)
-    off = _fill(bh, R.theta, R.omap, off)
-    off = _fill(W_outT, R.theta, R.omap, off)
-    off = _fill(b_out, R.theta, R.omap, off)
-    off = _fill(W_out, R.theta, R.omap, off)
-    _fill(Whc, R.theta, R.omap, off)
+    _fill_ops(ops, R.theta, R.omap)
     T, B, Da = xa.shape
     H = Whc.shape[1]
     O = W_out.shape[0]
@@ -455,7 +422,7 @@ def _torch_grad(R, xa, y, bounds, ops, tune):
         gru.torch_backward_rows(c, bounds[c, 0], bounds[c, 1], h, xa, dy, W_out, Whc, r, z, n, hn, dZ, dN, dWo,
                                 tune)
     none = np.zeros((0, H))
-    wo, _, _ = _readout_sums(dWo, none, none)
+    wo, _, _ = fixed_order_sums64(dWo, none, none)
     off = _put(R.red, 0, _chunk_sum(dZ))
     off = _put(R.red, off, _chunk_sum(dN))
     off = _put(R.red, off, wo)
@@ -467,14 +434,7 @@ def _torch_grad(R, xa, y, bounds, ops, tune):
 def _lstm_grad(R, xa, y, bounds, ops, layernorm, tune):
     """lstm.loss_and_grad."""
     Wa, UT, gamma, beta, W_outT, b_out, W_out, UC = ops
-    off = _fill(Wa, R.theta, R.omap, 0)
-    off = _fill(UT, R.theta, R.omap, off)
-    off = _fill(gamma, R.theta, R.omap, off)
-    off = _fill(beta, R.theta, R.omap, off)
-    off = _fill(W_outT, R.theta, R.omap, off)
-    off = _fill(b_out, R.theta, R.omap, off)
-    off = _fill(W_out, R.theta, R.omap, off)
-    _fill(UC, R.theta, R.omap, off)
+    _fill_ops(ops, R.theta, R.omap)
     T, B, Da = xa.shape
     H = UC.shape[1]
     O = W_out.shape[0]
@@ -500,7 +460,7 @@ def _lstm_grad(R, xa, y, bounds, ops, layernorm, tune):
     for c in range(C):
         lstm.backward_rows(c, bounds[c, 0], bounds[c, 1], h, c_, xa, dy, W_out, UC, i, f, g, og, tc, ahat, sig,
                            gamma, layernorm, dZ, dgam, dbet, dWo, tune)
-    wo, dgamma, dbeta = _readout_sums(dWo, dgam, dbet)
+    wo, dgamma, dbeta = fixed_order_sums64(dWo, dgam, dbet)
     off = _put(R.red, 0, _chunk_sum(dZ))
     off = _put(R.red, off, wo)
     off = _put(R.red, off, dgamma)
