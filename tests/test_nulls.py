@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from lwsim import stats
+from lwsim.figures import training
+from lwsim.stats.nulls import NULL_NAMES, NULLS, get_null
 from lwsim.stats.tailfit import ecf_fit
 from theory.planted import planted_check
 
@@ -202,3 +204,15 @@ def test_nested_exponential_ignores_intervals_on_the_box_edge(monkeypatch):
     assert t.at_edge and t.k == pytest.approx(0.2) and t.delta_bic > 10
     assert t.beta_ci[0] <= 0 <= t.beta_ci[1] and t.k_ci[0] <= 1 <= t.k_ci[1]
     assert not t.exponential_ok and t.slower                # k̂ = 0.2 < 1 read from the point estimate
+
+
+# ---- the declarations (lwsim/stats/nulls.py)
+def test_the_null_declarations():
+    assert NULL_NAMES == ("lag", "full", "snr", "ecf", "floors", "f32", "author")
+    assert [(n.noise, n.float32, n.floors) for n in NULLS.values()] == [
+        ("lag", False, ()), ("full", False, ()), ("lag", False, ("snr",)), ("lag", False, ("ecf",)),
+        ("lag", False, ("snr", "ecf")), ("lag", True, ()), ("lag", True, ("snr", "ecf"))]
+    assert get_null("author") is NULLS["author"] and "§3.3.2" in NULLS["author"].section
+    # the figures' ablations are these declarations, in this order
+    assert training.FLOOR_ABLATIONS == {n: (NULLS[n].float32, NULLS[n].floors)
+                                      for n in ("snr", "ecf", "floors", "f32", "author")}

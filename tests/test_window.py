@@ -9,7 +9,7 @@ import lwsim
 from lwsim import tasks, window
 from lwsim.analyze import analyze
 from lwsim.figures import training
-from lwsim.stats.nulls import NULL_NAMES, NULLS, get_null
+from lwsim.stats.nulls import NULL_NAMES
 
 LAGS = np.arange(1, 7)
 N_GRID = [10, 100, 1000, 10000]
@@ -74,17 +74,6 @@ def test_detect_needs_the_float32_pass_for_the_float32_nulls(model):
         window.detect(ms, LAGS, N_GRID, ("lag",), diag32=True)
     with pytest.raises(ValueError, match="null: 'loose' is not one of lag, full"):
         window.detect(ms, LAGS, N_GRID, ("loose",))
-
-
-def test_the_null_declarations():
-    assert NULL_NAMES == ("lag", "full", "snr", "ecf", "floors", "f32", "author")
-    assert [(n.noise, n.float32, n.floors) for n in NULLS.values()] == [
-        ("lag", False, ()), ("full", False, ()), ("lag", False, ("snr",)), ("lag", False, ("ecf",)),
-        ("lag", False, ("snr", "ecf")), ("lag", True, ()), ("lag", True, ("snr", "ecf"))]
-    assert get_null("author") is NULLS["author"] and "§3.3.2" in NULLS["author"].section
-    # the figures' ablations are these declarations, in this order
-    assert training.FLOOR_ABLATIONS == {n: (NULLS[n].float32, NULLS[n].floors)
-                                      for n in ("snr", "ecf", "floors", "f32", "author")}
 
 
 @pytest.mark.filterwarnings("ignore:only 60 diagnostic sequences", "ignore:n_grid. budgets up to")
