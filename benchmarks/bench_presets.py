@@ -185,8 +185,10 @@ def check_imports(name, tree_root, env, presets=()):
     ``env``, and the tree knows every preset in ``presets``."""
     # lwsim.figures may be a namespace package (no __init__.py in older commits): check the
     # file that ``python -m lwsim.figures`` runs
-    code = ("import importlib.util, lwsim, theory; from lwsim.figures.presets import PRESETS; "
-            "print(' '.join(PRESETS)); print(lwsim.__file__); print(theory.__file__); "
+    # presets.PRESET_NAMES since the studies own their sizes; presets.PRESETS in older trees
+    code = ("import importlib.util, lwsim, theory; import lwsim.figures.presets as P; "
+            "print(' '.join(getattr(P, 'PRESET_NAMES', None) or P.PRESETS)); print(lwsim.__file__); "
+            "print(theory.__file__); "
             "print(importlib.util.find_spec('lwsim.figures.__main__').origin)")
     r = subprocess.run([sys.executable, "-c", code], cwd=tree_root, env=env, capture_output=True,
                        text=True)

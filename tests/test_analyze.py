@@ -9,7 +9,9 @@ from lwsim import analyze as an
 from lwsim.analyze.__main__ import main
 from lwsim.figures import training as ex
 from lwsim.figures.studies.main.experiment import a_main
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
@@ -18,7 +20,7 @@ safetensors_numpy = pytest.importorskip("safetensors.numpy")
 def figures_run(tmp_path_factory):
     """a_main (smoke sizes) on a torch-convention GRU without LayerNorm, with its trained model."""
     c = dict({k: v for k, v in SMOKE["a_main"].items()
-              if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")},
+              if k not in ("seeds", "optimizers")},
              cell="gru", seed=212, optimizer="adamw", backend="numba")
     seen = {}
     mp = pytest.MonkeyPatch()

@@ -10,7 +10,9 @@ from lwsim.diagnostics.behaviour import LagCoefficients, behavioural_window, lag
 from lwsim.figures.studies.behaviour import experiment as eb
 from lwsim.figures.studies.behaviour import findings as fb
 from lwsim.figures.studies.behaviour.figures import collect, fig_a15
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.io import to_jsonable
 
 

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from lwsim.diagnostics import matched_statistic
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.studies import delay as dl
 from lwsim.figures.training import _a_cell, _a_params, _float64, a_windows
 from lwsim.train import train

@@ -9,7 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.studies import delay as dl
 from lwsim.stats import prediction as pr
 

@@ -204,9 +204,10 @@ def test_a_main_diag_dtype_float32_is_the_f32_ablation():
     """Preset option diag_dtype="float32": the main ("lag") table is the float32 one, equal to the
     "f32" ablation computed beside it; the default keeps float64 (different last bits)."""
     from lwsim.figures.studies.main import experiment as ex
-    from lwsim.figures.presets import SMOKE
+    from lwsim.figures.studies import preset_sizes
+    SMOKE = preset_sizes("smoke")
     c = dict({k: v for k, v in SMOKE["a_main"].items()
-              if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")},
+              if k not in ("seeds", "optimizers")},
              cell="diaggate", seed=212, optimizer="adamw", backend="numba", nulls=["lag"], floor_ablations=["f32"])
     base = ex.a_main(c)
     f32 = ex.a_main(dict(c, diag_dtype="float32"))

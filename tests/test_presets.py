@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 
 from lwsim.figures.plan import FIG_NEEDS, plan
-from lwsim.figures.presets import PRESETS, SMOKE
+from lwsim.figures.presets import PRESET_NAMES
+from lwsim.figures.studies import preset_sizes
 from lwsim.figures.runner import Run, run_grid
+
+PRESETS = {p: preset_sizes(p) for p in PRESET_NAMES}
+SMOKE = PRESETS["smoke"]
 
 FINAL_GRID = [25, 50, 75, 100, 125, 150, 175, 200, 225, 250, 275, 300, 325, 350, 375, 400, 450, 500, 550,
               600, 650, 700, 750, 800, 850, 900, 950, 1000, 1100, 1200, 1300, 1400, 1500, 1600, 1800, 2000,
@@ -32,7 +36,7 @@ def test_paper_is_the_final_configuration():
     assert c["tail_methods"] == ["ecf", "mcculloch"] and c["n_boot"] == 500 and c["min_samples"] == 1000
     assert c["cap_budget"] is False and c["fit_subsample"] is None
     assert c["decay_window"] == "author" and c["gate_init"] == "final" and c["s0"] == 0.05
-    assert c["compare_optimizers"] == ["sgd", "rmsprop"]
+    assert PRESETS["paper"]["a_compare"] == {"optimizers": ["sgd", "rmsprop"], "seeds": [2, 12, 31, 41, 51]}
 
 
 def test_paper_v1_is_the_earlier_configuration():
@@ -49,10 +53,10 @@ def test_paper_v1_is_the_earlier_configuration():
     assert (c["statistic"], c["rates"], c["cap_budget"], c["fit_subsample"]) == ("instantaneous", "none",
                                                                                  True, 100000)
     assert c["tail_methods"] == ["ecf"] and c["min_samples"] == 500 and c["gate_init"] == "v1"
-    assert c["compare_optimizers"] == ["sgd", "momentum"]
+    assert PRESETS["paper-v1"]["a_compare"] == {"optimizers": ["sgd", "momentum"], "seeds": [212]}
     # every other experiment as in the paper preset
-    assert {k: v for k, v in PRESETS["paper-v1"].items() if k != "a_main"} == \
-        {k: v for k, v in PRESETS["paper"].items() if k != "a_main"}
+    assert {k: v for k, v in PRESETS["paper-v1"].items() if k not in ("a_main", "a_compare")} == \
+        {k: v for k, v in PRESETS["paper"].items() if k not in ("a_main", "a_compare")}
 
 
 def test_quick_keeps_lwsim_defaults():

@@ -8,7 +8,10 @@ import pytest
 import lwsim
 from lwsim import tasks
 from lwsim.figures import training as ex
-from lwsim.figures.presets import PRESETS
+from lwsim.figures.presets import PRESET_NAMES
+from lwsim.figures.studies import preset_sizes
+
+PRESETS = {p: preset_sizes(p) for p in PRESET_NAMES}
 from lwsim.train import train
 
 CELLS = [("rnn", {}), ("constgate", {"s": 0.2}), ("sharedgate", {}), ("diaggate", {}),
@@ -78,7 +81,7 @@ def test_presets_train_in_float32_and_diagnose_in_float64():
         for exp in ("a_main", "a_fidelity", "b_s1", "b_s2"):
             assert PRESETS[preset][exp]["train_dtype"] == "float32", (preset, exp)
     c = dict(PRESETS["smoke"]["a_main"], cell="gru", seed=212, optimizer="adamw", backend="numba")
-    c = {k: v for k, v in c.items() if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")}
+    c = {k: v for k, v in c.items() if k not in ("seeds", "optimizers")}
     _, cell, res = ex.train_a_model(c)
     assert cell.dtype == np.float64
     for k, v in res.params.items():

@@ -7,7 +7,10 @@ import pytest
 from lwsim.figures import drawing as figures_mod
 from lwsim.figures import warmup
 from lwsim.figures.plan import plan
-from lwsim.figures.presets import PRESETS
+from lwsim.figures.presets import PRESET_NAMES
+from lwsim.figures.studies import preset_sizes
+
+PRESETS = {p: preset_sizes(p) for p in PRESET_NAMES}
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ import os
 import sys
 import time
 
-from .presets import PRESETS
+from .presets import PRESET_NAMES
 
 
 def parse_args(argv=None):
@@ -40,7 +40,7 @@ def parse_args(argv=None):
     from .._cli import ArgumentParser
     ap = ArgumentParser(prog="python -m lwsim.figures", description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--preset", default="quick", choices=sorted(PRESETS),
+    ap.add_argument("--preset", default="quick", choices=sorted(PRESET_NAMES),
                     help="grid size, docs/presets.md (default: quick)")
     ap.add_argument("--only", default=None, help="comma-separated figure ids, e.g. A2,B7 (default: all)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")

@@ -11,12 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from .presets import check_sizes
+
 
 @dataclass(frozen=True)
 class Study:
     """One study's declarations.
 
     name: short name (the module's); docs: its docs section.
+    sizes: size key → {preset → configuration dict}: the study's own sizes at every preset of
+        ``presets.PRESET_NAMES`` (its run groups read them; ``studies.preset_sizes`` gathers them).
     groups: run group → ``fn(preset, backend) -> [Run]`` (the runs of that group at a preset).
     figures: figure id → ``fn(results) -> (matplotlib figure, JSON data)``, where ``results`` is
         {group: [(config, result)]}; needs: figure id → the run groups it reads.
@@ -39,6 +43,7 @@ class Study:
     """
     name: str
     docs: str
+    sizes: Mapping[str, Mapping[str, dict]] = field(default_factory=dict)
     groups: Mapping[str, Callable] = field(default_factory=dict)
     figures: Mapping[str, Callable] = field(default_factory=dict)
     needs: Mapping[str, tuple] = field(default_factory=dict)
@@ -54,6 +59,7 @@ class Study:
     probes: Mapping[str, list] = field(default_factory=dict)
 
     def __post_init__(self):
+        check_sizes(self.name, self.sizes)
         missing = set(self.figures) ^ set(self.needs)
         if missing:
             raise ValueError(f"study {self.name!r}: figures and needs must name the same ids, "
@@ -63,11 +69,12 @@ class Study:
 
 
 def check(studies: tuple[Study, ...]) -> None:
-    """Raise ValueError when two studies declare the same run group, figure, finding or experiment
-    cost entry, or a figure needs a group no study declares."""
-    seen: dict[str, dict[Any, str]] = {"group": {}, "figure": {}, "finding": {}, "work": {}}
+    """Raise ValueError when two studies declare the same sizes key, run group, figure, finding or
+    experiment cost entry, or a figure needs a group no study declares."""
+    seen: dict[str, dict[Any, str]] = {"sizes": {}, "group": {}, "figure": {}, "finding": {}, "work": {}}
     for s in studies:
-        for kind, keys in (("group", s.groups), ("figure", s.figures), ("finding", s.titles), ("work", s.work)):
+        for kind, keys in (("sizes", s.sizes), ("group", s.groups), ("figure", s.figures), ("finding", s.titles),
+                           ("work", s.work)):
             for k in keys:
                 if k in seen[kind]:
                     raise ValueError(f"{kind} {k!r} declared by studies {seen[kind][k]!r} and {s.name!r}")

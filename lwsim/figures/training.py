@@ -64,7 +64,7 @@ def _a_cell(name, c):
 
 
 def _a_params(cell, c):
-    """Initial parameters for the preset's ``gate_init`` (presets.py, docs/experiments.md §5.3):
+    """Initial parameters for the preset's ``gate_init`` (studies/main/sizes.py, docs/experiments.md §5.3):
     "lwsim"/"final" paper_a with gate biases logit(s0) (GRU: update gate), LSTM forget bias
     logit(0.95) ("lwsim") or logit(0.5) ("final"); "v1" as "lwsim" but GRU/LSTM biases drawn from
     PyTorch's nn.Linear(D, H) default U(−1/√D, 1/√D) (the earlier code left them at PyTorch's init)."""

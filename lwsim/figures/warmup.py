@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-from .presets import PRESETS
 from .runner import Run
 
 # Seconds the warm-up took from an empty numba cache, fresh clone, all figures, 36 warm-up runs,

@@ -1,19 +1,48 @@
 """The registry of studies: the one place where the engine learns what studies exist (docs/project.md,
-"Studies"). Adding a study is one new module under this package and one line below.
+"Studies"). Adding a study is one new module under this package and one line below; a study kept
+outside lwsim (a researcher's own) is named in the environment variable ``LWSIM_STUDIES``
+(comma-separated module names, each with a ``STUDY``), which worker processes inherit.
 
 Order matters only for FINDINGS.md's sections before and after the numbered findings; figures are
 listed in natural order of their ids, findings by number.
 """
 from __future__ import annotations
 
+import importlib
+import os
 import re
 
-from ..study import check
+from ..presets import PRESET_NAMES
+from ..study import Study, check
 from . import b_anisotropy, b_expansion, b_rates, behaviour, conventions, delay, fidelity, main, optimizers, theory_check
+
+ENV = "LWSIM_STUDIES"
+
+
+def plugin_studies(names=None):
+    """The studies of the modules named in ``names`` (default: ``$LWSIM_STUDIES``, comma-separated),
+    in that order. ImportError names a module that does not import, TypeError one without a STUDY."""
+    if names is None:
+        names = os.environ.get(ENV, "")
+    out = []
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue
+        try:
+            mod = importlib.import_module(name)
+        except ImportError as exc:
+            raise ImportError(f"{ENV} names the module {name!r}, which does not import: {exc}") from exc
+        study = getattr(mod, "STUDY", None)
+        if not isinstance(study, Study):
+            raise TypeError(f"{ENV} names the module {name!r}, which has no STUDY "
+                            f"(a lwsim.figures.study.Study), got {type(study).__name__}")
+        out.append(study)
+    return tuple(out)
+
 
 STUDIES = tuple(m.STUDY for m in (
     main, optimizers, fidelity, theory_check, conventions, behaviour, delay, b_rates, b_anisotropy, b_expansion,
-))
+)) + plugin_studies()
 check(STUDIES)
 
 
@@ -31,6 +60,14 @@ def figures():
 def needs():
     """{figure id: run groups it reads}."""
     return {k: tuple(v) for s in STUDIES for k, v in s.needs.items()}
+
+
+def preset_sizes(preset):
+    """{size key: configuration dict} of every study at ``preset`` (one of presets.PRESET_NAMES):
+    what the studies' run groups build their runs from (docs/presets.md)."""
+    if preset not in PRESET_NAMES:
+        raise ValueError(f"preset must be one of {list(PRESET_NAMES)}, got {preset!r}")
+    return {k: per[preset] for s in STUDIES for k, per in s.sizes.items()}
 
 
 def group_builders():

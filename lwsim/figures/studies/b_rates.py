@@ -9,7 +9,6 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from ..training import _b_cell, _float64
-from ..presets import B_MODELS, PRESETS
 from ..run import Run, experiment
 from ..study import Study
 from ..style import band, color, subplots
@@ -17,8 +16,26 @@ from ..timing import part
 from ..workload import fwd
 
 
+B_MODELS = ("constgate", "sharedgate", "diaggate")        # [B] leaky (s = 0.8), scalar gate, multi-gate
+
+# [B]'s protocol at paper (docs/fidelity.md, "[B]"); quantities stay exact (conventions "lwsim").
+_PAPER = dict(train_dtype="float32", T=80, D=4, H=64, lr=1e-2, batch=64, steps=800, checkpoints=[0, 50, 200, 400, 600, 800],
+              probe=12, seeds=list(range(20)), s=0.8, min_points=50, b1_predictors="all",
+              conventions=["lwsim", "author"])
+# quick: lwsim's protocol (fresh batches, exact quantities)
+_QUICK = dict(_PAPER, T=40, H=32, steps=300, checkpoints=[0, 50, 150, 300], probe=8,
+              seeds=[0, 1, 2], min_points=10, b1_predictors="last")
+# The b_s1 group's sizes per preset (docs/presets.md).
+SIZES = {"b_s1": {
+    "smoke": dict(_QUICK, T=12, H=6, steps=4, checkpoints=[0, 4], probe=3, seeds=[0], batch=8),
+    "quick": _QUICK,
+    "medium": dict(_QUICK, T=60, H=48, steps=500, checkpoints=[0, 50, 200, 350, 500], probe=10,
+                   seeds=[0, 1, 2, 3, 4]),
+    "paper": _PAPER, "paper-v1": _PAPER}}
+
+
 def s1_runs(preset, backend):
-    c = PRESETS[preset]["b_s1"]
+    c = SIZES["b_s1"][preset]
     base = {k: v for k, v in c.items() if k != "seeds"}
     return [Run.make("b_s1", **base, cell=m, seed=s, backend=backend) for m in B_MODELS for s in c["seeds"]]
 
@@ -156,7 +173,7 @@ def _memory(c):
 
 
 FIGURES = {"B1": fig_b1, "B2": fig_b2, "B3": fig_b3}
-STUDY = Study(name="b_rates", docs="docs/experiments.md §5.4 (B1–B3)", groups={"b_s1": s1_runs},
+STUDY = Study(name="b_rates", docs="docs/experiments.md §5.4 (B1–B3)", sizes=SIZES, groups={"b_s1": s1_runs},
               figures=FIGURES, needs={k: ("b_s1",) for k in FIGURES}, work={"b_s1": _b_s1},
               memory={"b_s1": _memory}, probes={"b_s1": [dict(), dict(steps=100, checkpoints=[0, 50, 100]),
              dict(probe=3, steps=100, checkpoints=[0, 50, 100]),

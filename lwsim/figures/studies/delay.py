@@ -64,10 +64,35 @@ def delay_train_kwargs(c):
                 val_every=c["val_every"], best_checkpoint=True, progress=False, checkpoints=[int(c["early"])])
 
 
+# A16's sizes (docs/experiments.md §5.7): the delay task y_t = c·z_{t−ℓ*} + σ_y ε_t, one run per
+# cell × seed × ℓ* × N; A15's training settings with the early checkpoint at 10% of the steps.
+# Design by measurement (docs/experiments.md §5.7, benchmarks/delay_design.py, one seed): a first
+# design (T 32, H 8, 1000 steps, lr 2e-2, σ_y 0.5, N 16…1600) learned no ℓ* at N = 16 in any cell
+# and cost ≈ 1–2 s per run (quick ≈ 20–40 min); this one (T 16, batch 32, 300 steps, lr 3e-2,
+# σ_y 0.2, N 32…3200) learns ℓ* = 2 at N = 32 (LSTM), leaves ℓ* = 8 unlearned at N = 3200 in
+# every cell, and costs ≈ 0.5 s per run.
+_QUICK = dict(train_dtype="float32", T=16, D=4, H=8, s0=0.05, optimizer="adamw", lr=3e-2,
+              weight_decay=1e-4, clip=1.0, batch=32, steps=300, early=30, val_every=30, n_val=32,
+              n_diag=256, coef=0.5, sigma_y=0.2, delays=[2, 3, 4, 5, 6, 8],
+              budgets=[32, 100, 320, 1000, 3200], n_grid=[32, 100, 320, 1000, 3200],
+              eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002])
+# medium: T 32, H 16, 600 steps (a one-seed pilot, ℓ* 2…16 × N 32…10000: ℓ* = 2 learned at N = 32
+# by four cells, ℓ* = 16 unlearned at N = 10000 by every cell; ≈ 1.5–6 s per run, shared machine)
+_MEDIUM = dict(_QUICK, T=32, H=16, steps=600, early=60, val_every=60, n_diag=512,
+               delays=[2, 3, 4, 5, 7, 9, 12, 16], budgets=[32, 100, 320, 1000, 3200, 10000],
+               n_grid=[32, 100, 320, 1000, 3200, 10000])
+_PAPER = dict(_MEDIUM, T=512, H=64, steps=3000, early=300, val_every=300, n_diag=2048,
+              delays=[2, 4, 8, 16, 32, 64, 128, 256], seeds=[2, 12, 31, 41, 51])
+# The a_delay group's sizes per preset (docs/presets.md).
+SIZES = {"a_delay": {
+    "smoke": dict(_QUICK, T=16, D=3, H=4, batch=8, steps=10, early=2, val_every=5, n_val=8, n_diag=32,
+                  delays=[2, 5], budgets=[8, 32], n_grid=[8, 32], seeds=[212, 1001]),
+    "quick": _QUICK, "medium": _MEDIUM, "paper": _PAPER, "paper-v1": _PAPER}}
+
+
 def delay_runs(preset, backend):
     """One run per cell × seed × ℓ* × N of the preset's ``a_delay``."""
-    from ..presets import PRESETS
-    c = PRESETS[preset]["a_delay"]
+    c = SIZES["a_delay"][preset]
     base = {k: v for k, v in c.items() if k not in ("seeds", "delays")}
     return [Run.make("a_delay", **base, cell=cell, seed=s, delay=int(d), N=int(N), backend=backend)
             for cell in A_CELLS for s in c["seeds"] for d in c["delays"] for N in c["budgets"]]
@@ -325,7 +350,7 @@ def _work(c):
             "steps": c["steps"] + n_evals + n_diag_evals}
 
 
-STUDY = Study(name="delay", docs="docs/experiments.md §5.7 (A16, finding 10)",
+STUDY = Study(name="delay", docs="docs/experiments.md §5.7 (A16, finding 10)", sizes=SIZES,
               groups={"a_delay": delay_runs}, figures={"A16": fig_a16}, needs={"A16": ("a_delay",)},
               headline=_headline, after=_after, work={"a_delay": _work},
               probes={"a_delay": [dict(), dict(steps=60, early=6), dict(n_diag=128), dict(cell="lstm"),

@@ -10,7 +10,7 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from ..training import _float64, _train_dtype
-from ..presets import A_CELLS, PRESETS
+from ..presets import A_CELLS
 from ..run import Run, experiment
 from ..study import Study
 from ..style import color, subplots
@@ -20,8 +20,23 @@ from ..workload import fwd
 TITLES = {6: "The first-order envelope tracks the exact one"}
 
 
+_PAPER = dict(train_dtype="float32", T=500, D=8, H=64, batch=256, epochs=200, lr=1e-3, s=0.1, n_train=1024,
+              optimizers=["sgd", "adamw", "rmsprop"], seeds=[42, 123, 271, 314, 999], task_lags=[5, 20, 50],
+              lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 245], n_seq=16, n_time=50)
+_QUICK = dict(_PAPER, T=200, D=4, H=16, batch=32, epochs=4, n_train=128,
+              seeds=[42], lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89], n_seq=8, n_time=20)
+# The a_fidelity group's sizes per preset (docs/presets.md).
+SIZES = {"a_fidelity": {
+    "smoke": dict(_QUICK, T=24, D=2, H=5, batch=8, epochs=1, n_train=16,
+                  lags=[1, 2, 3, 5, 8], n_seq=4, n_time=5, optimizers=["adamw"], task_lags=[2, 5, 10]),
+    "quick": _QUICK,
+    "medium": dict(_QUICK, T=300, H=32, epochs=12, n_train=256, seeds=[42, 123],
+                   lags=[1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144], n_seq=12, n_time=30),
+    "paper": _PAPER, "paper-v1": _PAPER}}
+
+
 def fidelity_runs(preset, backend):
-    c = PRESETS[preset]["a_fidelity"]
+    c = SIZES["a_fidelity"][preset]
     base = {k: v for k, v in c.items() if k not in ("seeds", "optimizers")}
     return [Run.make("a_fidelity", **base, cell=cell, seed=s, optimizer=o, backend=backend)
             for cell in A_CELLS for o in c["optimizers"] for s in c["seeds"]]
@@ -111,7 +126,7 @@ def _a_fidelity(c):
             "steps": c["epochs"] * 3 * c["n_train"] * T + c["n_seq"] * T * 2}
 
 
-STUDY = Study(name="fidelity", docs="docs/experiments.md §5.4 (A11), §5.5 (finding 6)",
+STUDY = Study(name="fidelity", docs="docs/experiments.md §5.4 (A11), §5.5 (finding 6)", sizes=SIZES,
               groups={"a_fidelity": fidelity_runs}, figures={"A11": fig_a11}, needs={"A11": ("a_fidelity",)},
               titles=TITLES, findings=findings, work={"a_fidelity": _a_fidelity},
               probes={"a_fidelity": [dict(), dict(epochs=12), dict(n_time=60), dict(batch=8), dict(cell="diaggate"),

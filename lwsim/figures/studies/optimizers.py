@@ -6,18 +6,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..common import stack
-from ..presets import A_CELLS, PRESETS
+from ..presets import A_CELLS
 from ..run import Run
 from ..study import Study
 from ..style import band, color, subplots
+from .main.sizes import SIZES as MAIN_SIZES
+
+# The optimizers compared with AdamW and the seeds they train on, per preset (docs/presets.md);
+# every other setting is the main grid's.
+SIZES = {"a_compare": {"smoke": dict(optimizers=["sgd"], seeds=[212]),
+                       "quick": dict(optimizers=["sgd", "rmsprop"], seeds=[212]),
+                       "medium": dict(optimizers=["sgd", "rmsprop"], seeds=[212]),
+                       "paper": dict(optimizers=["sgd", "rmsprop"], seeds=[2, 12, 31, 41, 51]),
+                       "paper-v1": dict(optimizers=["sgd", "momentum"], seeds=[212])}}
 
 
 def compare_runs(preset, backend):
-    """The a_compare runs: a_main's configuration × ``compare_optimizers`` × ``compare_seeds``."""
-    c = PRESETS[preset]["a_main"]
-    base = {k: v for k, v in c.items() if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")}
+    """The a_compare runs: a_main's configuration × this study's optimizers × its seeds."""
+    c = SIZES["a_compare"][preset]
+    base = {k: v for k, v in MAIN_SIZES["a_main"][preset].items() if k not in ("seeds", "optimizers")}
     return [Run.make("a_main", **base, cell=cell, seed=s, optimizer=o, backend=backend)
-            for cell in A_CELLS for s in c["compare_seeds"] for o in c["compare_optimizers"]]
+            for cell in A_CELLS for s in c["seeds"] for o in c["optimizers"]]
 
 
 def fig_a10(R):
@@ -50,5 +59,5 @@ def fig_a10(R):
     return fig, data
 
 
-STUDY = Study(name="optimizers", docs="docs/experiments.md §5.4 (A10)", groups={"a_compare": compare_runs},
+STUDY = Study(name="optimizers", docs="docs/experiments.md §5.4 (A10)", sizes=SIZES, groups={"a_compare": compare_runs},
               figures={"A10": fig_a10}, needs={"A10": ("a_main", "a_compare")})

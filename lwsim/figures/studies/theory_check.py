@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..presets import PRESETS
 from ..run import Run, experiment
 from ..study import Study
 from ..style import subplots
@@ -14,8 +13,17 @@ THEORY_LAWS = ("exponential", "power", "logarithmic")
 THEORY_ALPHAS = (1.3, 1.6, 2.0)
 
 
+# eps = theory.planted.EPS (200): the planted checker keeps its N grid near N ≈ 1 with ε ≫ margin.
+_PAPER = dict(n_lags=80, n_samples=200000, seeds=[0, 1, 2], eps=200.0)
+_QUICK = dict(_PAPER, n_lags=40, n_samples=20000, seeds=[0, 1])
+# The a_theory group's sizes per preset (docs/presets.md).
+SIZES = {"a_theory": {"smoke": dict(_PAPER, n_lags=20, n_samples=2000, seeds=[0]), "quick": _QUICK,
+                      "medium": dict(_QUICK, n_lags=60, n_samples=50000, seeds=[0, 1, 2]),
+                      "paper": _PAPER, "paper-v1": _PAPER}}
+
+
 def theory_runs(preset, backend):
-    c = PRESETS[preset]["a_theory"]
+    c = SIZES["a_theory"][preset]
     base = {k: v for k, v in c.items() if k != "seeds"}
     return [Run.make("a_theory", **base, law=law, alpha=a, seed=s)
             for law in THEORY_LAWS for a in THEORY_ALPHAS for s in c["seeds"]]
@@ -77,7 +85,7 @@ def _memory(c):
     return {"outputs": 4 * c["n_lags"] * c["n_samples"] * 8.0}
 
 
-STUDY = Study(name="theory_check", docs="docs/theory.md §4.4, docs/experiments.md §5.4 (A12)",
+STUDY = Study(name="theory_check", docs="docs/theory.md §4.4, docs/experiments.md §5.4 (A12)", sizes=SIZES,
               groups={"a_theory": theory_runs}, figures={"A12": fig_a12}, needs={"A12": ("a_theory",)},
               work={"a_theory": _a_theory}, memory={"a_theory": _memory},
               probes={"a_theory": [dict(), dict(n_samples=5000), dict(law="power"), dict(law="logarithmic", alpha=2.0)]})

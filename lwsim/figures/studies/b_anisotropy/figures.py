@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...presets import B_S2_MODELS
 from ...style import color, subplots
+
+# [B] §S2's models: (cell, optimizer, learning rate)
+B_S2_MODELS = (("rnn", "adam", 1e-3), ("sharedgate", "sgd", 1e-2), ("diaggate", "sgd", 1e-2))
 
 S2_LABEL = {"rnn": "plain+Adam", "sharedgate": "scalar+SGD", "diaggate": "multi+SGD"}
 

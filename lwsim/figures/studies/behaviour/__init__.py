@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...study import Study
 from ...workload import fwd, nlags
-from .experiment import behaviour_runs
+from .experiment import SIZES, behaviour_runs
 from .figures import FIGURES
 from .findings import TITLE, f9, finding9_lines
 
@@ -33,7 +33,7 @@ def _after(rendered, results, extra):
     return finding9_lines(rendered)
 
 
-STUDY = Study(name="behaviour", docs="docs/experiments.md §5.6 (A15, finding 9)",
+STUDY = Study(name="behaviour", docs="docs/experiments.md §5.6 (A15, finding 9)", sizes=SIZES,
               groups={"a_behaviour": behaviour_runs}, figures=FIGURES, needs={k: ("a_behaviour",) for k in FIGURES},
               headline=_headline, after=_after, work={"a_behaviour": _a_behaviour},
               probes={"a_behaviour": [dict(), dict(steps=60), dict(n_diag=128), dict(cell="lstm")]})

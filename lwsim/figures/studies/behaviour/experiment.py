@@ -24,7 +24,7 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from ...training import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
-from ...presets import A_CELLS
+from ...presets import A_CELLS, A_LAGS_FINAL, A_OPTIONS_FINAL
 from ...run import Run, experiment
 from ...timing import part
 
@@ -62,10 +62,45 @@ def early_step(c):
     return max(1, int(c["steps"]) // 10)
 
 
+# A15's sizes (docs/experiments.md §5.6): multilag with a dependency at every lag 1 … L
+# (coefficients falling linearly from c0 to c0/4, σ_y 3), one run per cell × seed × budget N, the
+# same number of training steps for every N. ε = 2: at ε = 20 (a_main's quick) N̂(ℓ) exceeded the
+# largest budget at every lag in a pilot, so Ĥ_N would be 0 throughout. σ_y = 3: with σ_y = 1 the
+# learned window sat at the task's end from N = 16 for 4 of 5 cells (quick and medium,
+# docs/experiments.md §5.6), so it could not be read against N; 9× the noise variance moves the
+# budgets at which lags are learned into the grid.
+def _behaviour_task(L, c0=0.05):
+    return dict(task_lags=list(range(1, L + 1)), task_coefs=[round(c0 * (1 - 0.75 * (l - 1) / (L - 1)), 6)
+                                                             for l in range(1, L + 1)])
+
+
+_QUICK = dict(train_dtype="float32", T=128, D=4, H=16, s0=0.05, optimizer="adamw", lr=3e-3,
+              weight_decay=1e-4, clip=1.0, batch=16, steps=240, val_every=20, n_val=64, n_diag=512,
+              sigma_y=3.0, **_behaviour_task(96), lags=list(range(4, 113, 4)), beh_max_lag=112,
+              budgets=[16, 40, 100, 250, 640, 1600], n_grid=[16, 40, 100, 250, 640, 1600],
+              eps=2.0, K=1, frac=0.5, z_band=3.0, seeds=[212, 1001, 2002],
+              points=["init", "early", "final"])   # issue 30 item 6: Ĥ_N at three training points
+_MEDIUM_BUDGETS = [16 * 2 ** i for i in range(9)]                        # 16 … 4096
+# paper sizes: [A]'s final T, D, H, lag grid and options; budgets 100 … 25600
+_PAPER_BUDGETS = [100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600]
+_PAPER = dict(_QUICK, T=1536, D=16, H=256, lr=2e-4, batch=384, steps=3000, val_every=100,
+              n_val=1000, n_diag=12000, **_behaviour_task(768, c0=0.02), lags=A_LAGS_FINAL,
+              beh_max_lag=800, budgets=_PAPER_BUDGETS, n_grid=_PAPER_BUDGETS, K=50,
+              seeds=[2, 12, 31, 41, 51], **A_OPTIONS_FINAL)
+# The a_behaviour group's sizes per preset (docs/presets.md).
+SIZES = {"a_behaviour": {
+    "smoke": dict(_QUICK, T=24, D=3, H=6, batch=8, steps=6, val_every=2, n_val=16, n_diag=32,
+                  **_behaviour_task(12), lags=[2, 4, 6, 8, 10, 12, 14, 16], beh_max_lag=16,
+                  budgets=[8, 16, 32], n_grid=[8, 16, 32], seeds=[212]),
+    "quick": _QUICK,
+    "medium": dict(_QUICK, T=192, H=32, steps=400, **_behaviour_task(144), lags=list(range(4, 169, 4)),
+                   beh_max_lag=168, budgets=_MEDIUM_BUDGETS, n_grid=_MEDIUM_BUDGETS),
+    "paper": _PAPER, "paper-v1": _PAPER}}
+
+
 def behaviour_runs(preset, backend):
     """The A15 runs of a preset: one per cell × seed × N of ``a_behaviour``'s ``budgets``."""
-    from ...presets import PRESETS
-    c = PRESETS[preset]["a_behaviour"]
+    c = SIZES["a_behaviour"][preset]
     base = {k: v for k, v in c.items() if k != "seeds"}
     return [Run.make("a_behaviour", **base, cell=cell, seed=s, N=int(N), backend=backend)
             for cell in A_CELLS for s in c["seeds"] for N in c["budgets"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...study import Study
 from ...workload import a_main_work, fwd, nlags
-from .experiment import conventions_runs
+from .experiment import SIZES, conventions_runs
 from .figures import FIGURES
 from .findings import conventions_lines
 
@@ -27,7 +27,7 @@ def _after(rendered, results, extra):
     return conventions_lines(rendered)
 
 
-STUDY = Study(name="conventions", docs="docs/fidelity.md (A13)", groups={"a_conventions": conventions_runs},
+STUDY = Study(name="conventions", docs="docs/fidelity.md (A13)", sizes=SIZES, groups={"a_conventions": conventions_runs},
               figures=FIGURES, needs={k: ("a_conventions",) for k in FIGURES}, after=_after,
               work={"a_conventions": _a_conventions}, probes={"a_conventions": [dict(), dict(epochs=30), dict(n_diag=128), dict(n_boot=20, n_grid=[25, 100, 400]),
                       dict(cell="lstm")]})

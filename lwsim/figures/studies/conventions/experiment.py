@@ -25,7 +25,7 @@ QUICK = dict(train_dtype="float32", T=64, D=4, H=8, n_train=256, n_val=64, n_dia
              weight_decay=1e-4, clip=1.0, s0=0.05, task_lags=[2, 4, 8, 16], task_coefs=[0.6, 0.5, 0.4, 0.3],
              sigma_y=0.3, lags=list(range(1, 33)), n_grid=_N_GRID, eps=20.0, K=1, n_boot=200,
              seeds=[212], optimizer="adamw")
-SIZES = {
+_SIZES = {
     "smoke": dict(QUICK, T=24, D=3, H=6, n_train=32, n_val=16, n_diag=64, epochs=1, batch=16,
                   task_lags=[2, 4, 8], task_coefs=[0.6, 0.5, 0.4], lags=list(range(1, 13)),
                   n_grid=[25, 100, 400, 1600], n_boot=20),
@@ -36,9 +36,13 @@ SIZES = {
 }
 
 
+# The a_conventions group's sizes per preset (docs/presets.md); paper-v1 as paper.
+SIZES = {"a_conventions": {**_SIZES, "paper-v1": _SIZES["paper"]}}
+
+
 def conventions_runs(preset, backend):
-    """The A13 runs of a preset: one per cell and seed (sizes: :data:`SIZES`, quick by default)."""
-    c = SIZES.get(preset, SIZES["paper"] if preset.startswith("paper") else QUICK)
+    """The A13 runs of a preset: one per cell and seed (sizes: :data:`SIZES`)."""
+    c = SIZES["a_conventions"][preset]
     base = {k: v for k, v in c.items() if k != "seeds"}
     return [Run.make("a_conventions", **base, cell=cell, seed=s, backend=backend)
             for cell in A_CELLS for s in c["seeds"]]

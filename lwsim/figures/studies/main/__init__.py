@@ -7,7 +7,7 @@ nulls' figures <id>_<null>.png.
 """
 from __future__ import annotations
 
-from ...presets import A_CELLS, PRESETS
+from ...presets import A_CELLS
 from ...run import Run
 from ...study import Study
 from ...workload import a_main_work
@@ -17,14 +17,15 @@ from .findings import TITLES, training_lines
 from .findings import findings as findings_1_5   # not the name ``findings``: that is the submodule
 from .master import fig_a14
 from .nulls import findings_by_variant, null_drawings, null_lines
+from .sizes import SIZES
 
 FIGURES = {**_FIGS, "A14": fig_a14}
 
 
 def main_runs(preset, backend):
     """The a_main runs: every [A] cell × seed, trained with AdamW."""
-    c = PRESETS[preset]["a_main"]
-    base = {k: v for k, v in c.items() if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")}
+    c = SIZES["a_main"][preset]
+    base = {k: v for k, v in c.items() if k not in ("seeds", "optimizers")}
     return [Run.make("a_main", **base, cell=cell, seed=s, optimizer="adamw", backend=backend)
             for cell in A_CELLS for s in c["seeds"]]
 
@@ -45,7 +46,7 @@ def _before(rendered, results, extra):
 
 
 STUDY = Study(name="main", docs="docs/experiments.md §5.3–5.5 (A1–A9, A14, findings 1–5)",
-              groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
+              sizes=SIZES, groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
               titles=TITLES, findings=findings_1_5, drawings=_drawings, extra=_extra, before=_before,
               work={"a_main": a_main_work}, probes={"a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
                dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),

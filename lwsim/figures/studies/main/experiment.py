@@ -17,7 +17,7 @@ def a_main(c):
     """Train on multilag, then envelope, time scales, matched statistic, tail fits, Ĥ_N (A1–A10).
 
     The statistic, Λ, orientation, tail fits and fit window follow the preset's options (listed in
-    presets.py; docs/experiments.md §5.3): absent options keep lwsim's defaults.
+    studies/main/sizes.py; docs/experiments.md §5.3): absent options keep lwsim's defaults.
     """
     ds, cell, res = train_a_model(c)
     p, opt = res.params, res.optimizer
