@@ -295,7 +295,7 @@ def test_b_s2_author_protocol(monkeypatch):
 
     monkeypatch.setattr(ex, "train", spy_train)
     monkeypatch.setattr(ex.dg, "jacobian_anisotropy", spy_ja)
-    c = dict(T=12, D=3, H=6, batch=4, checkpoints=[0, 2], n_examples=12, lags=[1, 2], n_triples=3,
+    c = dict(T=12, D=3, H=6, batch=4, steps=2, checkpoints=[0, 2], n_examples=12, lags=[1, 2], n_triples=3,
              protocol="author", probe=4, task_inputs="author", conventions=["lwsim", "author"],
              cell="diaggate", optimizer="sgd", lr=1e-2, task="movingavg", seed=0, backend="numpy")
     out = ex.b_s2(c)

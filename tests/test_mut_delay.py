@@ -357,8 +357,8 @@ def test_diagnostic_asks_both_nulls_at_the_task_lag(monkeypatch):
     from types import SimpleNamespace
     seen = {}
 
-    def fake(cell, params, rates, x, y, cc, nulls=("lag",)):
-        seen.update(cell=cell, params=params, rates=rates, x=x, y=y, lags=cc["lags"], nulls=nulls, n=cc["n_diag"])
+    def fake(cell, params, rates, x, y, cc, nulls=("lag",), lags=None):
+        seen.update(cell=cell, params=params, rates=rates, x=x, y=y, lags=lags, nulls=nulls, n=cc["n_diag"])
         return {n: SimpleNamespace(n_star=np.array([np.float32(40.0 + i)]), n_hat=np.array([100 + i]))
                 for i, n in enumerate(nulls)}
     monkeypatch.setattr(dl, "a_windows", fake)

@@ -375,7 +375,7 @@ def test_init_windows_key_is_insensitive_to_dict_order_and_tells_shapes_and_name
     p = {"a": np.zeros((2, 2)), "b": np.ones(2)}
     first = training.init_windows(cell, p, np.float32(0.5), x, y, dict(c, N=8), nulls=("lag",))
     (args, kw), = calls
-    assert args[2] == 0.5 and type(args[2]) is float and kw == {"nulls": ("lag",)}   # P = η·I with η a float
+    assert args[2] == 0.5 and type(args[2]) is float and kw == {"nulls": ("lag",), "lags": None}   # P = η·I, η a float
     assert args[0] is cell and args[1] is p and args[3] is x and args[4] is y and args[5]["N"] == 8
     # the same content in another order (config, parameters), η as a float: a hit
     again = training.init_windows(cell, {"b": np.ones(2), "a": np.zeros((2, 2))}, 0.5, x, y,

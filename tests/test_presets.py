@@ -112,18 +112,20 @@ def test_one_run_of_each_paper_preset_at_smoke_size(tmp_path):
 
 
 def test_gate_init_options():
+    from lwsim.figures.studies.main.experiment import AMain
     from lwsim.figures.training import _a_cell, _a_params
-    c = {"D": 4, "H": 3, "s0": 0.05, "seed": 1}
+    base = {k: v for k, v in SMOKE["a_main"].items() if k not in ("seeds", "optimizers")}
+    c = AMain.of(dict(base, D=4, H=3, s0=0.05, seed=1, cell="gru", backend="numba", optimizer="adamw"))
     lstm = _a_cell("lstm", c)
     logit = lambda p: np.log(p / (1 - p))                                # noqa: E731
     np.testing.assert_allclose(_a_params(lstm, c)["b_f"], logit(0.95))  # lwsim default (quick)
-    np.testing.assert_allclose(_a_params(lstm, dict(c, gate_init="final"))["b_f"], 0.0)   # logit(0.5)
+    np.testing.assert_allclose(_a_params(lstm, c.replace(gate_init="final"))["b_f"], 0.0)   # logit(0.5)
     gru = _a_cell("gru", c)
-    base, v1 = _a_params(gru, c), _a_params(gru, dict(c, gate_init="v1"))
+    base, v1 = _a_params(gru, c), _a_params(gru, c.replace(gate_init="v1"))
     for k in ("b_z", "b_r", "b_g"):                                      # PyTorch: U(−1/√D, 1/√D)
         assert np.abs(v1[k]).max() <= 0.5 and np.ptp(v1[k]) > 0 and not np.allclose(v1[k], base[k])
     assert all(np.array_equal(v1[k], base[k]) for k in base if not k.startswith("b_") or k == "b_out")
     dg = _a_cell("diaggate", c)                                          # gated baselines: s0 either way
-    np.testing.assert_array_equal(_a_params(dg, dict(c, gate_init="v1"))["b_s"], _a_params(dg, c)["b_s"])
+    np.testing.assert_array_equal(_a_params(dg, c.replace(gate_init="v1"))["b_s"], _a_params(dg, c)["b_s"])
     with pytest.raises(ValueError, match="gate_init"):
-        _a_params(gru, dict(c, gate_init="torch"))
+        _a_params(gru, c.replace(gate_init="torch"))

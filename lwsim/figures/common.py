@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .config import ATrained
 from .presets import A_CELLS
 
 
@@ -12,7 +13,7 @@ def by_cell(runs, optimizer="adamw"):
     """{cell: [result, ...]} over seeds, for one optimizer."""
     out = {}
     for cfg, res in runs:
-        if cfg.get("optimizer", "adamw") == optimizer:
+        if ATrained.read(cfg, "optimizer") == optimizer:
             out.setdefault(cfg["cell"], []).append(res)
     return {c: out[c] for c in A_CELLS if c in out}
 

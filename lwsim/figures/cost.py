@@ -51,10 +51,12 @@ import os
 import platform
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from .config import config_of, declared
 from .workload import CHUNK, GATES, a_main_work, nlags
 
 CALIBRATION_FILE = "calibration.json"
@@ -68,9 +70,16 @@ def _registry():
     return studies.work(), studies.memory(), studies.probes()
 
 
+def _typed(run):
+    """The run's typed configuration (config.py), once the registry has declared them all; a
+    configuration that does not validate (a partial probe) is modelled as given."""
+    _registry()
+    return config_of(run.experiment, run.config, strict=False)
+
+
 def work(run):
     """(terms dict, model name) of one run; model is the experiment or 'generic:…' (flagged)."""
-    c = run.config
+    c = _typed(run)
     work_of = _registry()[0]
     if run.experiment in work_of:
         return work_of[run.experiment](c), run.experiment
@@ -82,18 +91,19 @@ def work(run):
 
 def peak_bytes(run):
     """Upper-bound model of a run's peak resident memory (bytes)."""
-    c, f8 = run.config, 8.0
-    T, H, D = c.get("T", 1), c.get("H", 1), c.get("D", 1)
-    G = GATES.get(c.get("cell", "diaggate"), 2)
-    n_seq = c.get("n_train", 0) + c.get("n_val", 0) + c.get("n_diag", c.get("n_seq", c.get("n_examples", 0)))
+    c, f8 = _typed(run), 8.0
+    size = partial(declared, c)          # one model for every experiment: what it does not have is absent
+    T, H, D = size("T", 1), size("H", 1), size("D", 1)
+    G = GATES.get(size("cell", "diaggate"), 2)
+    n_seq = size("n_train", 0) + size("n_val", 0) + size("n_diag", size("n_seq", size("n_examples", 0)))
     data = n_seq * T * (D + 1) * f8
-    batch = c.get("batch", c.get("probe", 1))
+    batch = size("batch", size("probe", 1))
     trace = batch * (T + 1) * H * (2 * G + 4) * f8 * 1.5         # forward trace + backward buffers
     chunk = CHUNK * (T + 1) * H * 12 * f8                         # one diagnostic chunk's factor arrays
-    L, K = nlags(c), c.get("K", 1)
-    outputs = (K + 3) * L * c.get("n_diag", 0) * f8               # ψ per direction, samples, counts
-    if c.get("statistic") == "instantaneous":                     # ψ_{b,t}: one sample per time point
-        outputs += 3 * L * c.get("n_diag", 0) * T * f8
+    L, K = nlags(c), size("K", 1)
+    outputs = (K + 3) * L * size("n_diag", 0) * f8                # ψ per direction, samples, counts
+    if size("statistic", None) == "instantaneous":                # ψ_{b,t}: one sample per time point
+        outputs += 3 * L * size("n_diag", 0) * T * f8
     memory = _registry()[1].get(run.experiment)
     if memory is not None:                                        # the study's own terms (bytes)
         own = memory(c)
@@ -247,12 +257,12 @@ def predict_seconds(run, calibration):
     """Predicted wall time of ``run`` (warm process) → (seconds, model name)."""
     w, model = work(run)
     coef = calibration["coef"]
-    c = coef.get(run.experiment)
-    if c is None and model == "generic:a_main":
-        c = coef.get("a_main")                 # generic: a_main's coefficients, when calibrated
-    if c is None:                              # else (also: a model never calibrated) the median fixed cost
-        c, model = {"one": float(np.median([v.get("one", 0.0) for v in coef.values()]))}, "generic:fixed"
-    return float(sum(w.get(t, 0.0) * c.get(t, 0.0) for t in w)), model
+    rate = coef.get(run.experiment)
+    if rate is None and model == "generic:a_main":
+        rate = coef.get("a_main")              # generic: a_main's coefficients, when calibrated
+    if rate is None:                           # else (also: a model never calibrated) the median fixed cost
+        rate, model = {"one": float(np.median([v.get("one", 0.0) for v in coef.values()]))}, "generic:fixed"
+    return float(sum(w.get(t, 0.0) * rate.get(t, 0.0) for t in w)), model
 
 
 # ----------------------------------------------------------------------------- dry run

@@ -15,6 +15,7 @@ from lwsim.stats.nulls import NULLS as STAT_NULLS
 from lwsim.train import train
 from lwsim.window import window_chain
 
+from .config import ATrained, AWindow, BTrained, Trained
 from .timing import part
 
 
@@ -28,21 +29,21 @@ def _train_kwargs(opt, lr, weight_decay=0.0):
 
 
 def _curves(res):
-    c = res.curves
-    out = {"curve_val_step": np.asarray(c.get("val_step", []), dtype=float),
-           "curve_val_mse": np.asarray(c.get("val_mse", []), dtype=float),
-           "curve_val_r2": np.asarray(c.get("val_r2", []), dtype=float)}
-    if "epoch_train_loss" in c:
-        out["curve_train_loss"] = np.asarray(c["epoch_train_loss"], dtype=float)
+    curves = res.curves                      # a TrainResult's curves, not a configuration
+    out = {"curve_val_step": np.asarray(curves.get("val_step", []), dtype=float),
+           "curve_val_mse": np.asarray(curves.get("val_mse", []), dtype=float),
+           "curve_val_r2": np.asarray(curves.get("val_r2", []), dtype=float)}
+    if "epoch_train_loss" in curves:
+        out["curve_train_loss"] = np.asarray(curves["epoch_train_loss"], dtype=float)
     else:
-        out["curve_train_loss"] = np.asarray(c.get("train_loss", []), dtype=float)
+        out["curve_train_loss"] = np.asarray(curves.get("train_loss", []), dtype=float)
     return out
 
 
 def _train_dtype(c):
     """The preset's training dtype (``train_dtype``; float64 when absent). [A] and [B] trained in
     PyTorch's default float32; lwsim's presets do the same (docs/experiments.md §5.3)."""
-    dt = c.get("train_dtype", "float64")
+    dt = Trained.read(c, "train_dtype")
     if dt not in ("float32", "float64"):
         raise ValueError(f"train_dtype must be 'float32' or 'float64', got {dt!r}")
     return dt
@@ -68,7 +69,7 @@ def _a_params(cell, c):
     "lwsim"/"final" paper_a with gate biases logit(s0) (GRU: update gate), LSTM forget bias
     logit(0.95) ("lwsim") or logit(0.5) ("final"); "v1" as "lwsim" but GRU/LSTM biases drawn from
     PyTorch's nn.Linear(D, H) default U(−1/√D, 1/√D) (the earlier code left them at PyTorch's init)."""
-    mode = c.get("gate_init", "lwsim")
+    mode = ATrained.read(c, "gate_init")
     if mode not in ("lwsim", "final", "v1"):
         raise ValueError(f"gate_init must be 'lwsim', 'final' or 'v1', got {mode!r}")
     params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"], f0=0.5 if mode == "final" else 0.95)
@@ -109,7 +110,7 @@ NULL_KEYS = (*TABLE_KEYS, "master")
 
 
 def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations=(), timer=None,
-                  need_envelope=True, **matched_kw):
+                  need_envelope=True, lags=None, **matched_kw):
     """The envelope, the matched statistic and a detection table per null and floor ablation for
     one trained float64 model (docs/statistics.md §3.3, docs/fidelity.md): lwsim.window's chain
     with the run configuration's options.
@@ -125,26 +126,26 @@ def a_null_tables(cell, params, rates, x_diag, y_diag, c, nulls=NULLS, ablations
     bad = [n for n in names if n not in ("lag", "full") and n not in FLOOR_ABLATIONS]
     if bad:
         raise ValueError(f"unknown null(s) {bad}: use 'lag', 'full' or one of {sorted(FLOOR_ABLATIONS)}")
-    chain = window_chain(cell, params, rates, x_diag, y_diag, np.asarray(c["lags"]), c["n_grid"], nulls=names,
-                         envelope=need_envelope, K=c["K"], seed=c["seed"], orient=c.get("orient", False),
-                         backend=c["backend"], diag_dtype=c.get("diag_dtype", "float64"), eps=c["eps"],
-                         tail_methods=c.get("tail_methods", ["auto"]), n_boot=c.get("n_boot", 200),
-                         min_samples=c.get("min_samples"), cap_budget=c.get("cap_budget", False),
-                         fit_subsample=c.get("fit_subsample"), timer=timer, **matched_kw)
+    opt = {k: AWindow.read(c, k) for k in ("orient", "diag_dtype", "tail_methods", "n_boot", "min_samples",
+                                           "cap_budget", "fit_subsample")}
+    chain = window_chain(cell, params, rates, x_diag, y_diag, np.asarray(c["lags"] if lags is None else lags),
+                         c["n_grid"], nulls=names, envelope=need_envelope, K=c["K"], seed=c["seed"],
+                         backend=c["backend"], eps=c["eps"], timer=timer, **opt, **matched_kw)
     return chain.envelope, chain.matched, chain.tables
 
 
-def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS):
+def a_windows(cell, params, opt, x_diag, y_diag, c, nulls=NULLS, lags=None):
     """Detection tables of one trained model under each null: {null: stats.DetectionTable}.
 
     "lag": each lag's statistic against its own (transported) spread; "full": against the spread of
     the whole per-sequence update along the same directions; "author": "lag" with the author's
-    floors and float32 diagnostics (docs/statistics.md §3.3, docs/fidelity.md). ``c`` is a run
-    configuration with the [A] keys lags, n_grid, eps, K, seed, backend (and the a_main options).
-    The tables' ``h_n`` is Ĥ_N over ``c["n_grid"]``; Ĥ_N at any budget N is
-    ``stats.learnability_window(t.lags, t.n_hat, N)``.
+    floors and float32 diagnostics (docs/statistics.md §3.3, docs/fidelity.md). ``c`` is a typed run
+    configuration with the window fields (config.AWindow, seed, backend); ``lags`` replaces its
+    ``lags`` (A16 diagnoses the task's delay alone). The tables' ``h_n`` is Ĥ_N over ``c.n_grid``;
+    Ĥ_N at any budget N is ``stats.learnability_window(t.lags, t.n_hat, N)``.
     """
-    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls, need_envelope=False)
+    _, _, tables = a_null_tables(cell, params, opt, x_diag, y_diag, c, nulls=nulls, need_envelope=False,
+                                 lags=lags)
     return {n: next(iter(t.values())) for n, t in tables.items()}
 
 
@@ -152,7 +153,7 @@ _SHARED: dict = {}      # init_windows' results in this process: {input digest: 
 _SHARED_MAX = 256
 
 
-def init_windows(cell, params, lr, x_diag, y_diag, c, nulls):
+def init_windows(cell, params, lr, x_diag, y_diag, c, nulls, lags=None):
     """:func:`a_windows` at the initial parameters with P = η·I, computed once per process for
     identical inputs (docs/experiments.md §5.6).
 
@@ -164,7 +165,7 @@ def init_windows(cell, params, lr, x_diag, y_diag, c, nulls):
     """
     import hashlib
     import json
-    h = hashlib.sha256(json.dumps([repr(cell), float(lr), list(nulls),
+    h = hashlib.sha256(json.dumps([repr(cell), float(lr), list(nulls), None if lags is None else list(lags),
                                    {k: v for k, v in c.items() if k != "N"}], sort_keys=True, default=str).encode())
     for k in sorted(params):
         a = np.ascontiguousarray(params[k])
@@ -178,7 +179,7 @@ def init_windows(cell, params, lr, x_diag, y_diag, c, nulls):
     if key not in _SHARED:
         if len(_SHARED) >= _SHARED_MAX:
             _SHARED.pop(next(iter(_SHARED)))
-        _SHARED[key] = a_windows(cell, params, float(lr), x_diag, y_diag, c, nulls=nulls)
+        _SHARED[key] = a_windows(cell, params, float(lr), x_diag, y_diag, c, nulls=nulls, lags=lags)
     return _SHARED[key]
 
 
@@ -202,7 +203,7 @@ def _decay_dict(decay):
 def _b_cell(name, c, readout="last"):
     opts = {"bias": False, "readout": readout, "dtype": _train_dtype(c)}
     if name == "constgate":
-        opts["s"] = c.get("s", 0.8)
+        opts["s"] = BTrained.read(c, "s")
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
 
 

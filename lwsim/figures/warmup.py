@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from .config import config_of, declared
 from .runner import Run
 
 # Seconds the warm-up took from an empty numba cache, fresh clone, all figures, 36 warm-up runs,
@@ -45,6 +46,12 @@ def _sizes(config):
             if k != "seed" and (numeric(v) or (isinstance(v, list) and v and all(numeric(x) for x in v)))}
 
 
+def _typed(run):
+    """The run's typed configuration (config.py; the registry has declared every experiment's)."""
+    from . import studies  # noqa: F401  (declares the experiments' configurations)
+    return config_of(run.experiment, run.config, strict=False)
+
+
 def warm_runs(groups):
     """The warm-up of ``groups`` ({group: [Run]}, from plan.plan): one run per distinct planned
     configuration once its sizes are the smoke preset's and its seed the first one (sorted by
@@ -55,7 +62,7 @@ def warm_runs(groups):
     by_exp = {}                          # experiment → its first smoke configuration
     for group, runs in sorted(groups.items()):
         try:
-            smoke = group_runs(group, "smoke", runs[0].config.get("backend", "numpy")) if runs else []
+            smoke = group_runs(group, "smoke", declared(_typed(runs[0]), "backend", "numpy")) if runs else []
         except (KeyError, ValueError):
             smoke = []
         for r in smoke:
@@ -74,7 +81,7 @@ def warm_runs(groups):
                 cfg["seed"] = small["seed"]
             warm = Run.make(run.experiment, **cfg)
             out.setdefault(warm.key, warm)
-    return sorted(out.values(), key=lambda r: (str(r.config.get("cell", "")), r.experiment, r.key))
+    return sorted(out.values(), key=lambda r: (str(declared(_typed(r), "cell", "")), r.experiment, r.key))
 
 
 def _source_digest():
@@ -134,7 +141,7 @@ def warm_up(groups, jobs=1, progress=True, say=print):
     from tqdm.auto import tqdm
     if int(jobs) < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    runs = [r for r in warm_runs(groups) if r.config.get("backend", "numba") == "numba"]
+    runs = [r for r in warm_runs(groups) if declared(_typed(r), "backend", "numba") == "numba"]
     if not runs:
         return {"runs": 0, "seconds": 0.0, "skipped": True, "failed": []}
     marker = marker_path(runs)
@@ -148,7 +155,7 @@ def warm_up(groups, jobs=1, progress=True, say=print):
     from .runner import EXPERIMENTS
     batches = {}
     for r in runs:                       # one batch per kernel family: no two workers compile the same kernel
-        cell = str(r.config.get("cell", r.experiment))
+        cell = str(declared(_typed(r), "cell", r.experiment))
         batches.setdefault(KERNEL_FAMILY.get(cell, cell), []).append((EXPERIMENTS[r.experiment], r.config_json))
     t0 = time.perf_counter()
     failed = []

@@ -2,11 +2,14 @@
 error of Jacobian products along a trajectory, E(ε) ∝ ε², and the per-step norms."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 import lwsim
 from lwsim import diagnostics as dg
 
+from ..config import RunConfig, run_config
 from ..run import Run, experiment
 from ..study import Study
 from ..style import color, subplots
@@ -30,21 +33,41 @@ def expansion_runs(preset, backend):
     return [Run.make("b_expansion", **base, cell=m, seed=s) for m in EXPANSION_CELLS for s in c["seeds"]]
 
 
+@run_config("b_expansion")
+class BExpansion(RunConfig):
+    """A b_expansion run: one cell at N(0, sigma_w²) weights on a sine trajectory (``phases``
+    "lwsim" U(0, 2π) | "author" N(0, 1)); the Fréchet check on the ``eps_grid`` ("lwsim" | "author")
+    under ``conventions``; ``b7_aggregate`` how B7 pools the seeds."""
+    cell: str
+    seed: int
+    T: int
+    D: int
+    H: int
+    sigma_w: float
+    b7_aggregate: str = "seeds"
+    phases: str = "lwsim"
+    eps_grid: str = "lwsim"
+    conventions: str = "lwsim"
+    CHOICES: ClassVar[dict] = {"b7_aggregate": ("seeds", "robust"), "phases": ("lwsim", "author"),
+                               "eps_grid": ("lwsim", "author"), "conventions": ("lwsim", "author")}
+
+
 @experiment("b_expansion")
 def b_expansion(c):
     """Fréchet truncation error of Jacobian products along a trajectory (B7, B8)."""
+    c = BExpansion.of(c)
     T, D, H = c["T"], c["D"], c["H"]
     rng = np.random.default_rng(c["seed"])
     t = np.linspace(0, 12, T)
     fk = np.linspace(0.03, 0.09, D)
     # phases: lwsim U(0, 2π); "author": N(0, 1), as [B]'s appendix code draws them
-    phase = rng.standard_normal(D) if c.get("phases", "lwsim") == "author" else rng.uniform(0, 2 * np.pi, D)
+    phase = rng.standard_normal(D) if c.phases == "author" else rng.uniform(0, 2 * np.pi, D)
     x = (np.sin(fk[None, :] * t[:, None] + phase) + 0.05 * rng.standard_normal((T, D)))[:, None, :]
     cell = lwsim.make_cell(c["cell"], D, H, bias=False, readout="last")
     params = cell.init_params(seed=c["seed"], scheme="normal", sigma_w=c["sigma_w"])
-    eps = dg.expansion.AUTHOR_EPS if c.get("eps_grid", "lwsim") == "author" else dg.expansion.DEFAULT_EPS
+    eps = dg.expansion.AUTHOR_EPS if c.eps_grid == "author" else dg.expansion.DEFAULT_EPS
     with part("diagnostics"):
-        fc = dg.frechet_check(cell, params, x, eps, conventions=c.get("conventions", "lwsim"))
+        fc = dg.frechet_check(cell, params, x, eps, conventions=c.conventions)
     return {"eps": fc.eps, "E": np.asarray(fc.E).reshape(len(fc.eps), -1)[:, 0],
             "C2": np.asarray(fc.C2).reshape(len(fc.eps), -1)[:, 0],
             "slope": float(np.ravel(fc.slope)[0]), "remainder": float(np.ravel(fc.remainder)[0]),
@@ -87,7 +110,7 @@ def _fig_b7_robust(runs):
 
 def fig_b7(R):
     runs = R["b_expansion"]
-    if runs[0][0].get("b7_aggregate", "seeds") == "robust":
+    if BExpansion.read(runs[0][0], "b7_aggregate") == "robust":
         return _fig_b7_robust(runs)
     fig, axes = subplots(2, ncols=2)
     data = {}

@@ -2,6 +2,8 @@
 checkpoints on the adding task, per model. Finding 8 reads B1 (in the S2 study, with B4)."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from lwsim import diagnostics as dg
@@ -9,6 +11,7 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from ..training import _b_cell, _float64
+from ..config import BTrained, declared, run_config
 from ..run import Run, experiment
 from ..study import Study
 from ..style import band, color, subplots
@@ -40,9 +43,25 @@ def s1_runs(preset, backend):
     return [Run.make("b_s1", **base, cell=m, seed=s, backend=backend) for m in B_MODELS for s in c["seeds"]]
 
 
+B3_PREDICTORS = ("injection", "retention")          # B3: the fit of log S on Π g or on Π (1 − g)
+
+
+@run_config("b_s1")
+class BRates(BTrained):
+    """A b_s1 run: SGD on the adding task, the effective-LR profile at each checkpoint under each of
+    ``conventions`` (``min_points`` per fit); ``b1_predictors`` which checkpoints B1 reads."""
+    b1_predictors: str = "last"
+    b3_predictor: str = "injection"
+    min_points: int = 10
+    conventions: str | list[str] = "lwsim"
+    CHOICES: ClassVar[dict] = {"b1_predictors": ("last", "all"), "b3_predictor": B3_PREDICTORS,
+                               "conventions": ("lwsim", "author")}
+
+
 @experiment("b_s1")
 def b_s1(c):
     """Effective-LR profiles over checkpoints on the adding task (B1–B3)."""
+    c = BRates.of(c)
     task = make_task("adding", T=c["T"], D=c["D"], seed=c["seed"])
     cell = _b_cell(c["cell"], c)
     params = cell.init_params(seed=c["seed"], scheme="torch")
@@ -53,7 +72,7 @@ def b_s1(c):
         cell, res = _float64(cell, res)
     x_probe, _ = task.batch(c["probe"], c["seed"] + 7919)
     out = {}
-    convs = c.get("conventions", "lwsim")
+    convs = c.conventions
     convs = [convs] if isinstance(convs, str) else list(convs)
     for ck in c["checkpoints"]:
         # conventions "author": [B]'s approximations (docs/fidelity.md), keys with suffix _author
@@ -61,7 +80,7 @@ def b_s1(c):
         for conv in convs:
             sfx = "" if conv == convs[0] else f"_{conv}"
             with part("diagnostics"):
-                prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.get("min_points", 10),
+                prof = dg.lr_profile(cell, res.checkpoints[ck], x_probe, min_points=c.min_points,
                                      backend=c["backend"], progress=False, conventions=conv, seed=c["seed"])
             out[f"mu{sfx}_{ck}"] = prof.mu
             for pr in prof.predictors.values():
@@ -96,7 +115,7 @@ def fig_b1(R):
             if f"mu_author_{ck}" in runs[0][1]:        # the author's conventions, same runs
                 data[m][f"author_mu_{ck}"] = np.nanmean([r[f"mu_author_{ck}"] for _, r in runs], axis=0)
         # b1_predictors "all" ([B]'s figure): the fitted predictors at every checkpoint
-        every = runs[0][0].get("b1_predictors", "last") == "all"
+        every = BRates.read(runs[0][0], "b1_predictors") == "all"
         for j, ck in enumerate(cks if every else cks[-1:]):
             for name, ls in (("retention", "--"), ("injection", ":")):
                 if f"{name}_mufit_{ck}" not in runs[0][1]:
@@ -129,7 +148,6 @@ def fig_b2(R):
     return fig, data
 
 
-B3_PREDICTORS = ("injection", "retention")
 
 
 def fig_b3(R):
@@ -141,7 +159,7 @@ def fig_b3(R):
     data = {}
     pred = "injection"
     for m, runs in models.items():
-        pred = runs[0][0].get("b3_predictor", "injection")
+        pred = BRates.read(runs[0][0], "b3_predictor")
         if pred not in B3_PREDICTORS:
             raise ValueError(f"b3_predictor must be one of {B3_PREDICTORS}, got {pred!r}")
         cks = runs[0][0]["checkpoints"]
@@ -161,7 +179,7 @@ def fig_b3(R):
 
 def _b_s1(c):
     T, H, f = c["T"], c["H"], fwd(c)
-    n_ck = len(c.get("checkpoints", [0]))
+    n_ck = len(declared(c, "checkpoints", [0]))
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
             "diag": n_ck * c["probe"] * T * T * H * H,
             "steps": c["steps"] * c["batch"] * T * 3 + n_ck * c["probe"] * T * T}

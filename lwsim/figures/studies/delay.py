@@ -29,6 +29,7 @@ from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
+from ..config import ATrained, AWindow, declared, run_config
 from ..training import _a_cell, _a_params, _float64, _train_kwargs, a_windows, init_windows
 from ..presets import A_CELLS
 from ..run import Run, experiment
@@ -101,15 +102,31 @@ def delay_runs(preset, backend):
 def diagnostic(cell, params, rates, ds, c, shared=False):
     """{null: (N*(ℓ*), N̂(ℓ*))} of one model at the task lag (a_windows on lags = [ℓ*]);
     ``shared``: the initial model, the same for every N (training.init_windows, once per process)."""
-    cc = dict(c, lags=[int(c["delay"])])
     windows = init_windows if shared else a_windows
-    tables = windows(cell, params, rates, ds.x_diag, ds.y_diag, cc, nulls=NULLS)
+    tables = windows(cell, params, rates, ds.x_diag, ds.y_diag, c, nulls=NULLS, lags=[int(c["delay"])])
     return {null: (float(t.n_star[0]), float(t.n_hat[0])) for null, t in tables.items()}
+
+
+@run_config("a_delay")
+class ADelay(ATrained, AWindow):
+    """An a_delay run: ``steps`` AdamW steps on N sequences of the delay task (lag ``delay``,
+    coefficient ``coef``), the early checkpoint at step ``early``, learned(ℓ*, N) from the
+    behavioural window (``frac``, ``z_band``) and the window chain at the delay alone."""
+    N: int
+    delay: int
+    coef: float
+    steps: int
+    early: int
+    val_every: int
+    budgets: list[int]
+    frac: float
+    z_band: float
 
 
 @experiment("a_delay")
 def a_delay(c):
     """Train on N sequences of the delay task; learned(ℓ*, N), R² and the diagnostic at three points."""
+    c = ADelay.of(c)
     N, lag = int(c["N"]), int(c["delay"])
     with part("training"):
         ds = delay_dataset(c, N)
@@ -340,13 +357,13 @@ def _work(c):
     two nulls, three training points. At A16's sizes (H 8–16, batch 32) an optimizer step's fixed
     cost (the Python of the step, the optimizer and the clip over every parameter) outweighs its
     arithmetic, so ``steps`` counts optimizer steps and evaluations, not time steps."""
-    T, H, f, K = c["T"], c["H"], fwd(c), c.get("K", 1)
-    n_val, n_diag = c.get("n_val", 0), c["n_diag"]
-    n_evals = c["steps"] // max(1, c.get("val_every", 1)) + 1
+    T, H, f, K = c["T"], c["H"], fwd(c), declared(c, "K", 1)
+    n_val, n_diag = declared(c, "n_val", 0), c["n_diag"]
+    n_evals = c["steps"] // max(1, declared(c, "val_every", 1)) + 1
     n_diag_evals = 3 * 2
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f + n_evals * n_val * T * f,
             "diag": n_diag * T * f + n_diag_evals * n_diag * T * (2 * f + K * (3 * f + 8 * H)),
-            "stats": n_diag_evals * n_diag * (len(c.get("n_grid", [1])) + c.get("n_boot", 200) / 100),
+            "stats": n_diag_evals * n_diag * (len(declared(c, "n_grid", [1])) + declared(c, "n_boot", 200) / 100),
             "steps": c["steps"] + n_evals + n_diag_evals}
 
 

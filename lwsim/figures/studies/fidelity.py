@@ -11,6 +11,7 @@ from lwsim.train import train
 
 from ..training import _float64, _train_dtype
 from ..presets import A_CELLS
+from ..config import Trained, declared, run_config
 from ..run import Run, experiment
 from ..study import Study
 from ..style import color, subplots
@@ -42,9 +43,24 @@ def fidelity_runs(preset, backend):
             for cell in A_CELLS for o in c["optimizers"] for s in c["seeds"]]
 
 
+@run_config("a_fidelity")
+class AFidelity(Trained):
+    """An a_fidelity run: ``epochs`` over ``n_train`` sinmix sequences (lags ``task_lags``), gate
+    biases / ConstGate leak ``s``; envelopes on ``n_seq`` sequences × ``n_time`` time points."""
+    optimizer: str
+    epochs: int
+    n_train: int
+    s: float
+    task_lags: list[int]
+    lags: list[int]
+    n_seq: int
+    n_time: int
+
+
 @experiment("a_fidelity")
 def a_fidelity(c):
     """Exact vs first-order envelope on sinmix (A11)."""
+    c = AFidelity.of(c)
     task = make_task("sinmix", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"])
     ds = task.dataset(c["n_train"], 0, c["n_seq"], seed=c["seed"])
     opts = {"layernorm": True}
@@ -120,7 +136,7 @@ def findings(rendered):
 
 def _a_fidelity(c):
     T, H, f = c["T"], c["H"], fwd(c)
-    lags = c.get("lags", [1])
+    lags = declared(c, "lags", [1])
     return {"one": 1.0, "train": c["epochs"] * 3 * c["n_train"] * T * f,
             "diag": c["n_seq"] * (T * 2 * f + c["n_time"] * sum(lags) * H * H * 2),
             "steps": c["epochs"] * 3 * c["n_train"] * T + c["n_seq"] * T * 2}

@@ -2,8 +2,11 @@
 against the derived H_N, three decay laws × three α."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
+from ..config import RunConfig, run_config
 from ..run import Run, experiment
 from ..study import Study
 from ..style import subplots
@@ -29,6 +32,20 @@ def theory_runs(preset, backend):
             for law in THEORY_LAWS for a in THEORY_ALPHAS for s in c["seeds"]]
 
 
+@run_config("a_theory")
+class ATheory(RunConfig):
+    """An a_theory run: the planted model of one decay ``law`` and tail index ``alpha`` with
+    ``n_lags`` lags × ``n_samples`` samples; ``eps`` the detection threshold (theory.planted.EPS,
+    200, when absent: the planted checker keeps its N grid near N ≈ 1 with ε ≫ margin)."""
+    law: str
+    alpha: float
+    seed: int
+    n_lags: int
+    n_samples: int
+    eps: float = 200.0
+    CHOICES: ClassVar[dict] = {"law": THEORY_LAWS}
+
+
 @experiment("a_theory")
 def a_theory(c):
     """Planted model of docs/theory.md §4.4: X = c f(ℓ) + SαS(α, σ) per lag → Ĥ_N vs the derived H_N (A12).
@@ -36,9 +53,10 @@ def a_theory(c):
     theory.planted.planted_check at its defaults (law parameter λ = 0.08 / β = 1 / γ = 1, C = σ = 1,
     signal gain and N grid from theory.planted.choose_grid); eps defaults to theory.planted.EPS.
     """
-    from theory.planted import EPS, planted_check
+    from theory.planted import planted_check
+    c = ATheory.of(c)
     with part("tails"):                 # planted samples, their detection table and the exponent fit
-        r = planted_check(c["law"], c["alpha"], eps=c.get("eps", EPS), seed=c["seed"],
+        r = planted_check(c["law"], c["alpha"], eps=c.eps, seed=c["seed"],
                           n_lags=c["n_lags"], n_samples=c["n_samples"])
     v = r.verdict()
     return {"law": r.law, "alpha": r.alpha, "lags": r.lags, "f": r.f, "n_grid": r.n_grid,

@@ -3,6 +3,7 @@ and of the gradient covariance over checkpoints, per task × model (experiment.p
 (figures.py) and finding 8 under both conventions (findings.py, which also reads the S1 study's B1)."""
 from __future__ import annotations
 
+from ...config import declared
 from ...run import Run
 from ...study import Study
 from ...workload import fwd, nlags
@@ -42,13 +43,13 @@ def s2_runs(preset, backend):
 
 def _b_s2(c):
     T, H, f = c["T"], c["H"], fwd(c)
-    n_ck, L = len(c.get("checkpoints", [0])), nlags(c)
-    n_conv = len(c["conventions"]) if isinstance(c.get("conventions"), list) else 1
+    n_ck, L = len(declared(c, "checkpoints", [0])), nlags(c)
+    n_conv = len(c["conventions"]) if isinstance(declared(c, "conventions"), list) else 1
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f,
-            "diag": n_conv * n_ck * (c.get("n_triples", 1) * L * (T * H * H + H ** 3)
-                                     + c.get("n_examples", 1) * T * 3 * f * 4),
-            "steps": c["steps"] * c["batch"] * T * 3 + n_conv * n_ck * (c.get("n_triples", 1) * L * T
-                                                                         + c.get("n_examples", 1) * T * 4)}
+            "diag": n_conv * n_ck * (declared(c, "n_triples", 1) * L * (T * H * H + H ** 3)
+                                     + declared(c, "n_examples", 1) * T * 3 * f * 4),
+            "steps": c["steps"] * c["batch"] * T * 3 + n_conv * n_ck * (declared(c, "n_triples", 1) * L * T
+                                                                         + declared(c, "n_examples", 1) * T * 4)}
 
 
 STUDY = Study(name="b_anisotropy", docs="docs/experiments.md §5.4 (B4–B6), §5.5 (finding 8)", sizes=SIZES, groups={"b_s2": s2_runs},

@@ -2,12 +2,15 @@
 the gradient covariance over checkpoints, per task × model."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from lwsim import diagnostics as dg
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 
+from ...config import BTrained, list_field, run_config
 from ...training import _b_cell, _float64
 from ...run import experiment
 from ...timing import part
@@ -29,6 +32,26 @@ def _s2_author_rows(task, c, ck, rng):
     return (np.concatenate(xs, axis=1)[:, :c["n_examples"]], np.concatenate(ys, axis=1)[:, :c["n_examples"]])
 
 
+@run_config("b_s2")
+class BAnisotropy(BTrained):
+    """A b_s2 run: ``optimizer`` on ``task``, at each checkpoint the Jacobian-product anisotropy on
+    ``lags`` (``n_triples``) and the gradient covariance of ``n_examples`` sequences under each of
+    ``conventions``; ``protocol``, ``task_inputs`` and ``train_batch_seed`` as described in b_s2;
+    ``b6_errorbars`` how B6 draws its spread."""
+    optimizer: str
+    task: str
+    lags: list[int]
+    n_examples: int
+    n_triples: int
+    b6_errorbars: str = "iqr"
+    protocol: str = "lwsim"
+    task_inputs: str = "lwsim"
+    train_batch_seed: int = 0
+    conventions: str | list[str] = list_field("lwsim")
+    CHOICES: ClassVar[dict] = {"b6_errorbars": ("iqr", "quartiles"), "protocol": ("lwsim", "author"),
+                               "task_inputs": ("lwsim", "author"), "conventions": ("lwsim", "author")}
+
+
 @experiment("b_s2")
 def b_s2(c):
     """Anisotropy of Jacobian products and of the gradient covariance over checkpoints (B4–B6).
@@ -42,14 +65,15 @@ def b_s2(c):
     of "lwsim"/"author"; keys of "author" carry the suffix ``_author``.
     """
     from lwsim.tasks import fixed_batch
-    author = c.get("protocol", "lwsim") == "author"
+    c = BAnisotropy.of(c)
+    author = c.protocol == "author"
     # task_inputs "author": [B]'s inputs (zero extra channels; ar2: U(0,1), no burn-in); adding has one kind
-    kw = {} if c["task"] == "adding" else {"inputs": c.get("task_inputs", "lwsim")}
+    kw = {} if c["task"] == "adding" else {"inputs": c.task_inputs}
     task = make_task(c["task"], T=c["T"], D=c["D"], seed=c["seed"], **kw)
     cell = _b_cell(c["cell"], c)
     params = cell.init_params(seed=c["seed"], scheme="torch")
     shift = 1 if author else 0                   # [B]: checkpoint "it" is saved after it + 1 updates
-    train_data = fixed_batch(task, c["batch"], c.get("train_batch_seed", 0)) if author else task
+    train_data = fixed_batch(task, c["batch"], c.train_batch_seed) if author else task
     with part("training"):
         res = train(cell, params, train_data, optimizer=c["optimizer"], optimizer_kwargs={"lr": c["lr"]},
                     steps=max(c["checkpoints"]) + shift, batch_size=c["batch"], backend=c["backend"],
@@ -72,7 +96,7 @@ def b_s2(c):
             x, y = _s2_author_rows(task, c, ck, rng)
         with part("diagnostics"):
             G, _ = dg.per_example_gradients(cell, p, x, y, backend=c["backend"], progress=False)
-        for conv in c.get("conventions", ["lwsim"]):
+        for conv in c.conventions:
             sfx = "" if conv == "lwsim" else f"_{conv}"
             with part("diagnostics"):
                 ja = dg.jacobian_anisotropy(cell, p, x_probe, lags, n_samples=c["n_triples"],

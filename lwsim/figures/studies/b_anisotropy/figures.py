@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...style import color, subplots
+from .experiment import BAnisotropy
 
 # [B] §S2's models: (cell, optimizer, learning rate)
 B_S2_MODELS = (("rnn", "adam", 1e-3), ("sharedgate", "sgd", 1e-2), ("diaggate", "sgd", 1e-2))
@@ -57,7 +58,7 @@ def fig_b5(R):
 def _b6_quartiles(tasks):
     for models in tasks.values():
         for runs in models.values():
-            return runs[0][0].get("b6_errorbars", "iqr") == "quartiles"
+            return BAnisotropy.read(runs[0][0], "b6_errorbars") == "quartiles"
     return False
 
 

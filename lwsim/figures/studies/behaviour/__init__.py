@@ -3,6 +3,7 @@ the window a network learns? experiment.py: runs and computation; figures.py: A1
 finding 9's rule and section."""
 from __future__ import annotations
 
+from ...config import declared
 from ...study import Study
 from ...workload import fwd, nlags
 from .experiment import SIZES, behaviour_runs
@@ -14,13 +15,13 @@ def _a_behaviour(c):
     """A15 (experiment.py): ``steps`` training steps whatever N, validation every
     ``val_every``; one forward pass for ĉ(ℓ); the matched statistic and tail fits once per null
     (three: lag, full, author); the envelope only in the largest-N run (1 / number of budgets)."""
-    T, H, f, L, K = c["T"], c["H"], fwd(c), nlags(c), c.get("K", 1)
-    nb, n_val, n_diag, n_nulls = len(c.get("budgets", [1])), c.get("n_val", 0), c["n_diag"], 3
-    n_evals = c["steps"] // max(1, c.get("val_every", 1)) + 1
+    T, H, f, L, K = c["T"], c["H"], fwd(c), nlags(c), declared(c, "K", 1)
+    nb, n_val, n_diag, n_nulls = len(declared(c, "budgets", [1])), declared(c, "n_val", 0), c["n_diag"], 3
+    n_evals = c["steps"] // max(1, declared(c, "val_every", 1)) + 1
     return {"one": 1.0, "train": c["steps"] * c["batch"] * T * 3 * f + n_evals * n_val * T * f,
             "diag": n_diag * T * f + n_nulls * n_diag * T * (2 * f + K * (3 * f + 8 * L * H))
             + n_diag * T * (2 * f + 6 * L * H) / nb,
-            "stats": n_nulls * L * n_diag * (len(c.get("n_grid", [1])) + c.get("n_boot", 200) / 100),
+            "stats": n_nulls * L * n_diag * (len(declared(c, "n_grid", [1])) + declared(c, "n_boot", 200) / 100),
             "steps": c["steps"] * c["batch"] * T * 3 + n_evals * n_val * T + n_nulls * n_diag * T * (4 + 3 * K)}
 
 

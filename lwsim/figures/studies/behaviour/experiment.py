@@ -24,6 +24,7 @@ from lwsim.tasks import make as make_task
 from lwsim.train import train
 
 from ...training import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
+from ...config import AMultilag, ATrained, AWindow, list_field, run_config
 from ...presets import A_CELLS, A_LAGS_FINAL, A_OPTIONS_FINAL
 from ...run import Run, experiment
 from ...timing import part
@@ -54,7 +55,7 @@ def behaviour_train_kwargs(c):
     return dict(optimizer=c["optimizer"], optimizer_kwargs=_train_kwargs(c["optimizer"], c["lr"], c["weight_decay"]),
                 steps=c["steps"], batch_size=c["batch"], clip=c["clip"], backend=c["backend"], seed=c["seed"],
                 val_every=c["val_every"], best_checkpoint=True, progress=False,
-                checkpoints=[early_step(c)] if c.get("points") else [])
+                checkpoints=[early_step(c)] if ABehaviour.read(c, "points") else [])
 
 
 def early_step(c):
@@ -106,9 +107,26 @@ def behaviour_runs(preset, backend):
             for cell in A_CELLS for s in c["seeds"] for N in c["budgets"]]
 
 
+@run_config("a_behaviour")
+class ABehaviour(ATrained, AWindow, AMultilag):
+    """An a_behaviour run: ``steps`` steps on N multilag sequences, the learned window from the lag
+    coefficients up to ``beh_max_lag`` (``frac``, ``z_band``), Ĥ_N on ``lags`` at each of
+    ``points`` (none: the final model only)."""
+    lags: list[int]
+    N: int
+    steps: int
+    val_every: int
+    beh_max_lag: int
+    budgets: list[int]
+    frac: float
+    z_band: float
+    points: list[str] = list_field()
+
+
 @experiment("a_behaviour")
 def a_behaviour(c):
     """Train on N sequences, then ĉ(ℓ), H^beh_N and Ĥ_N under each null on the same model (A15)."""
+    c = ABehaviour.of(c)
     N = int(c["N"])
     with part("training"):
         ds = behaviour_dataset(c, N)
@@ -135,7 +153,7 @@ def a_behaviour(c):
     for null, t in tables.items():
         out[f"h_diag_{null}"] = float(stats.learnability_window(t.lags, t.n_hat, N))
         out[f"n_hat_{null}"] = np.asarray(t.n_hat, float)
-    if c.get("points"):    # Ĥ_N at the initial parameters (P = η·I) and the early checkpoint (§5.6, §5.7)
+    if c.points:    # Ĥ_N at the initial parameters (P = η·I) and the early checkpoint (§5.6, §5.7)
         from lwsim import optim
         k = early_step(c)
         early = res.checkpoints[k], optim.from_state_dict(res.checkpoints[k], res.checkpoint_opt_states[k])

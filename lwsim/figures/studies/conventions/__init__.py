@@ -3,6 +3,7 @@ and the author's code's (experiment.py: runs and computation; figures.py: A13; f
 FINDINGS.md section)."""
 from __future__ import annotations
 
+from ...config import declared
 from ...study import Study
 from ...workload import a_main_work, fwd, nlags
 from .experiment import SIZES, conventions_runs
@@ -15,7 +16,7 @@ def _a_conventions(c):
     both conventions' gate and transport factors of 16 sequences (docs/fidelity.md)."""
     w = a_main_work(c)
     T, H, f, L = c["T"], c["H"], fwd(c), nlags(c)
-    train_steps = c["epochs"] * (3 * c["n_train"] + c.get("n_val", 0)) * T
+    train_steps = c["epochs"] * (3 * c["n_train"] + declared(c, "n_val", 0)) * T
     n16 = min(16, c["n_diag"])
     return {"one": 1.0, "train": w["train"],
             "diag": 2 * w["diag"] + 2 * n16 * T * (2 * f + L * H * H),

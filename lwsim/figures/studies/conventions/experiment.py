@@ -12,6 +12,7 @@ from lwsim import diagnostics as dg
 from lwsim import stats
 from lwsim.diagnostics.gamma import gate_factors
 
+from ...config import AMultilag, ATrained, AWindow, run_config
 from ...training import train_a_model
 from ...presets import A_CELLS
 from ...run import Run, experiment
@@ -64,9 +65,19 @@ def _decay(lags, f):
             "lambda": d.fits["exponential"].params["lambda"], "beta": d.fits["power"].params["beta"]}
 
 
+@run_config("a_conventions")
+class AConventions(ATrained, AWindow, AMultilag):
+    """An a_conventions run: the a_main training (``epochs`` over ``n_train`` sequences), then the
+    quantities on ``lags`` under both conventions."""
+    lags: list[int]
+    epochs: int
+    n_train: int
+
+
 @experiment("a_conventions")
 def a_conventions(c):
     """Both conventions on one trained model (A13)."""
+    c = AConventions.of(c)
     ds, cell, res = train_a_model(c)        # the a_main training (same init, same bits)
     p, opt = res.params, res.optimizer
     lags = np.asarray(c["lags"])

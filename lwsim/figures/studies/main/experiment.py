@@ -2,14 +2,29 @@
 envelope, time scales, matched statistic, tail fits and Ĥ_N under every null of the preset."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from lwsim import diagnostics as dg
 from lwsim import stats
 
-from ...training import TABLE_KEYS, _curves, _decay_dict, _master, a_null_tables, train_a_model
+from ...config import AMultilag, ATrained, AWindow, list_field, run_config
+from ...training import FLOOR_ABLATIONS, TABLE_KEYS, _curves, _decay_dict, _master, a_null_tables, train_a_model
 from ...run import experiment
 from ...timing import part
+
+
+@run_config("a_main")
+class AMain(ATrained, AWindow, AMultilag):
+    """An a_main run: the [A] training for ``epochs`` over ``n_train`` sequences, then the window
+    chain on its lag grid under each of ``nulls`` and ``floor_ablations`` (studies/main/sizes.py)."""
+    lags: list[int]
+    epochs: int
+    n_train: int
+    nulls: list[str] = list_field("lag")
+    floor_ablations: list[str] = list_field()
+    CHOICES: ClassVar[dict] = {"nulls": ("lag", "full", *FLOOR_ABLATIONS), "floor_ablations": tuple(FLOOR_ABLATIONS)}
 
 
 @experiment("a_main")
@@ -19,22 +34,23 @@ def a_main(c):
     The statistic, Λ, orientation, tail fits and fit window follow the preset's options (listed in
     studies/main/sizes.py; docs/experiments.md §5.3): absent options keep lwsim's defaults.
     """
+    c = AMain.of(c)
     ds, cell, res = train_a_model(c)
     p, opt = res.params, res.optimizer
-    lags = np.asarray(c["lags"])
-    no_lambda = c.get("rates", "optimizer") == "none"          # Λ ≡ 1: the earlier code's statistic
+    lags = np.asarray(c.lags)
+    no_lambda = c.rates == "none"          # Λ ≡ 1: the earlier code's statistic
     rates = 1.0 if no_lambda else opt
-    statistic = c.get("statistic", "sequence")
+    statistic = c.statistic
     # one pass over the diagnostic sequences: each chunk's forward pass and Jacobian diagonal serve
     # the envelope and the matched statistic (counted under "envelope" in the profile); the nulls
     # and floor ablations of the preset (docs/statistics.md §3.3) on the same samples
-    nulls = [n for n in c.get("nulls", ["lag"]) if not (n == "full" and statistic == "instantaneous")]
+    nulls = [n for n in c.nulls if not (n == "full" and statistic == "instantaneous")]
     env, ms, null_tables = a_null_tables(cell, p, rates, ds.x_diag, ds.y_diag, c, nulls=nulls,
-                                         ablations=c.get("floor_ablations", []), timer=part,
+                                         ablations=c.floor_ablations, timer=part,
                                          envelope_kwargs={"eta": 1.0 if no_lambda else None},
                                          statistic=statistic)
     with part("envelope"):
-        f, f_gates = (env.f / c["H"], env.f_gates / c["H"]) if no_lambda else (env.f, env.f_gates)  # mean over q
+        f, f_gates = (env.f / c.H, env.f_gates / c.H) if no_lambda else (env.f, env.f_gates)  # mean over q
         ts = dg.timescales(lags, env.m)
         tau = np.where(np.isinf(ts.tau), np.nan, ts.tau)
         rho = dg.rate_timescale_spearman(env.lam_neuron, ts.tau)
@@ -42,7 +58,7 @@ def a_main(c):
     main_method = next(iter(tables))
     det = tables[main_method]
     with part("fits"):
-        if c.get("decay_window", "all") == "author":
+        if c.decay_window == "author":
             decay = stats.fit_decay(lags, f, floor=stats.envelope_floor(f), trim=0.02)
         else:
             decay = stats.fit_decay(lags, f)

@@ -51,7 +51,7 @@ def null_view(results, name):
     for cfg, res in results["a_main"]:
         missing = [k for k in NULL_KEYS if f"{k}_{name}" not in res]
         if missing:
-            raise KeyError(f"run {cfg.get('cell')}/{cfg.get('seed')} has no {name!r} keys {missing}")
+            raise KeyError(f"run {cfg['cell']}/{cfg['seed']} has no {name!r} keys {missing}")
         view.append((cfg, {**res, **{k: res[f"{k}_{name}"] for k in NULL_KEYS}}))
     out["a_main"] = view
     return out
