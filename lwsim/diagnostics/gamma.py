@@ -43,7 +43,8 @@ class GateFactors:
 
     d: leak d_t; r: r_t = diag(J_t) − d_t (lstm: diag(∂c_t/∂h_{t−1}) ⊙ e_{t−1});
     readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass;
-    reset: the GRU reset gate r_t, only with Conventions.gru_gamma0 "three_terms" (conventions="author"), else None.
+    reset: the GRU reset gate r_t, only with Conventions.gru_gamma0 "three_terms" (as under
+    conventions="author", its 3-term Γ⁰), else None.
 
     See docs/diagnostics.md §2.3.
     """

@@ -128,8 +128,8 @@ def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=5
     from .author_b import (FLOOR, as_conventions, author_jacobians, lower_median,
                            transport_norms as author_norms)
     conv = as_conventions(conventions)
-    after_step, exact_products = conv.gate_term_state == "after_step", (conv.product_order == "exact"
-                                                                        and conv.spectral_norm == "svd")
+    after_step = conv.gate_term_state == "after_step"
+    exact_products = conv.product_order == "exact" and conv.spectral_norm == "svd"
     lower, floors = conv.median == "lower", conv.metric_floors
     power_iters = check_int("power_iters", power_iters, 0)
     rng = np.random.default_rng(check_seed(seed))
