@@ -21,7 +21,7 @@ from .. import diagnostics as dg
 from .. import optim, stats, window
 from .._validate import check_real
 from ..diagnostics._util import check_lags
-from .._conventions import check_conventions
+from ..conventions import LWSIM, Conventions, as_conventions
 from ..stats._checks import MIN_SAMPLES, real_array
 from ..stats.nulls import NULL_NAMES, NULLS
 from .report import Report
@@ -113,14 +113,14 @@ def _envelope_and_matched(cell, params, x, y, rates, lags, *, K, seed, statistic
     """Envelope f(ℓ) (lwsim conventions, docs/diagnostics.md §2.5) and matched statistic (§2.7).
 
     One pass sharing each chunk's gate factors (:func:`lwsim.diagnostics.envelope_and_matched`,
-    as the figures' a_main), except under conventions "author": the author's matched statistic
-    reads the author's gate factors while the report's envelope stays lwsim's, so the two take
-    separate passes (the matched statistic first: a model the author's code cannot run fails
-    before the envelope's pass).
+    as the figures' a_main) when ``conventions`` are lwsim's (a name or a
+    :class:`lwsim.conventions.Conventions` equal to LWSIM); otherwise (e.g. "author": the author's matched statistic reads the author's gate
+    factors) the report's envelope stays lwsim's, so the two take separate passes (the matched
+    statistic first: a model the author's code cannot run fails before the envelope's pass).
     """
     matched_kw = dict(n_directions=K, seed=seed, statistic=statistic, backend=backend, progress=progress,
                       full_noise=full_noise)
-    if conventions == "author":
+    if as_conventions(conventions) != LWSIM:      # the envelope is always lwsim's: no shared pass
         ms = dg.matched_statistic(cell, params, x, y, rates, lags, conventions=conventions, **matched_kw)
         env = dg.envelope(cell, params, x, rates, lags, backend=backend, progress=progress)
         return env, ms
@@ -136,7 +136,8 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
     longest lag with signal (f(ℓ) > 10⁻¹² max f); n_grid: default :func:`default_n_grid` (up to B);
     K: random directions of the matched statistic; statistic, conventions: passed to the matched
     statistic (and conventions to ``detection_table``; the envelope keeps lwsim's), e.g. statistic
-    "instantaneous" (docs/diagnostics.md §2.7), conventions "author" (docs/fidelity.md); the N grid
+    "instantaneous" (docs/diagnostics.md §2.7), conventions "author" or a Conventions object
+    (docs/fidelity.md); the N grid
     then defaults up to the samples per lag; eps: detection threshold ε (docs/statistics.md §3.3);
     exact: compute f_exact(ℓ) (default: when B·T·L·S³ ≤ 5·10⁷); noise: the detection null, "lag"
     (each lag's statistic against its own spread) or "full" (against the whole per-sequence
@@ -164,11 +165,13 @@ def analyze(cell, params, x, y, *, rates=None, lags=None, n_grid=None, K=1, stat
     # every option is checked here, before the passes over the data (no work lost on a typo)
     n_grid = _check_n_grid(n_grid)
     eps = check_real("eps", eps, lo=0.0, lo_open=True)
-    shown = {"statistic": statistic or "default", "conventions": conventions or "default"}
+    shown = {"statistic": statistic or "default",
+             "conventions": conventions.name if isinstance(conventions, Conventions) else conventions or "default"}
     statistic = "sequence" if statistic is None else statistic
     if statistic not in ("sequence", "instantaneous"):
         raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
-    conventions = check_conventions("lwsim" if conventions is None else conventions)
+    conventions = "lwsim" if conventions is None else conventions
+    as_conventions(conventions)       # checked now; passed on as given (each callee reads its fields)
     if noise not in NULL_NAMES:
         raise ValueError(f"noise must be one of {', '.join(NULL_NAMES)}, got {noise!r}")
     if nulls is None:

@@ -96,10 +96,11 @@ def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, see
     """AI_r and CE_r of sampled Jacobian products per lag → :class:`JacobianAnisotropy`.
 
     ``conventions="author"`` (docs/fidelity.md, "[B]"): the author's Jacobians (gate term from
-    h_t), products J_{k+1} ⋯ J_t, AI = σ₁/(σ_r + 1e−12), CE with the same floor.
+    h_t), products J_{k+1} ⋯ J_t, AI = σ₁/(σ_r + 1e−12), CE with the same floor (Conventions
+    fields gate_term_state, product_order, metric_floors).
     ``sampling`` ("lwsim" | "author"): which triples, see :func:`sample_triples`."""
-    from .author_b import author_jacobians, check_conventions, floored_metrics, sampled_products
-    author = check_conventions(conventions) == "author"
+    from .author_b import as_conventions, author_jacobians, floored_metrics, sampled_products
+    conv = as_conventions(conventions)
     x = cell.check_x(x)
     T, B, _ = x.shape
     lags = check_lags(lags, T)
@@ -115,7 +116,7 @@ def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, see
     J = {}
     sl = batch_slices(used.size, chunk)
     for s in progress_iter(sl, len(sl), "Jacobians", progress):
-        if author:
+        if conv.gate_term_state == "after_step":
             Jc = author_jacobians(cell, params, x[:, used[s]], backend)
         else:
             Jc = to_numpy(cell.jacobians(params, x[:, used[s]], backend=backend))
@@ -128,9 +129,9 @@ def jacobian_anisotropy(cell, params, x, lags=DEFAULT_LAGS, *, n_samples=64, see
     for i, ell in enumerate(progress_iter(lags, lags.size, "products", progress)):
         ok = bs[i] >= 0
         bi = np.array([col[int(b)] for b in bs[i, ok]])
-        W = sampled_products(Jall, bi, ts[i, ok], int(ell), "reversed" if author else "exact")
+        W = sampled_products(Jall, bi, ts[i, ok], int(ell), conv.product_order)
         sv = np.linalg.svd(W, compute_uv=False)
-        ai[i, ok], ce[i, ok] = (floored_metrics(sv, r, n_energy) if author
+        ai[i, ok], ce[i, ok] = (floored_metrics(sv, r, n_energy) if conv.metric_floors
                                 else singular_value_metrics(sv, r, n_energy))
     with np.errstate(all="ignore"):
         med_ai, med_ce = np.nanmedian(ai, axis=1), np.nanmedian(ce, axis=1)
@@ -156,21 +157,21 @@ class GradientAnisotropy:
 def gradient_covariance_metrics(G, r=10, rtol=1e-8, conventions="lwsim"):
     """AI, CE, PR of a per-example gradient matrix G (M, P) after the preprocessing of §2.9.
 
-    ``conventions="author"`` (docs/fidelity.md, "[B]"): rows divided by (‖g‖ + 1e−12), columns
+    ``conventions="author"`` (Conventions.metric_floors; docs/fidelity.md, "[B]"): rows divided by (‖g‖ + 1e−12), columns
     kept when their norm exceeds 1e−10·√M (all if none), AI = s₁/(s_r + 1e−12) and
     CE = Σ_{i≤r}s_i²/(Σs_i² + 1e−12). The author's extra 1e−8 Gaussian jitter on G is not added
     (it is random; its effect is below 1e−6 relative at [B]'s sizes)."""
-    from .author_b import FLOOR, check_conventions
-    author = check_conventions(conventions) == "author"
+    from .author_b import FLOOR, as_conventions
+    floors = as_conventions(conventions).metric_floors
     G = np.array(to_numpy(G), dtype=np.float64)
     if G.ndim != 2 or G.shape[0] < 2:
         raise ValueError(f"G must be a 2-D (examples, parameters) array with >= 2 rows, got {G.shape}")
     r = check_int("r", r, 1)
     rtol = check_real("rtol", rtol, 0.0)
     norms = np.linalg.norm(G, axis=1, keepdims=True)
-    G = G / (norms + FLOOR) if author else G / np.where(norms > 0, norms, 1.0)
+    G = G / (norms + FLOOR) if floors else G / np.where(norms > 0, norms, 1.0)
     G -= G.mean(axis=0)
-    if author:
+    if floors:
         cn = np.linalg.norm(G, axis=0)
         keep = cn > 1e-10 * np.sqrt(G.shape[0])
         if not keep.any():
@@ -183,7 +184,7 @@ def gradient_covariance_metrics(G, r=10, rtol=1e-8, conventions="lwsim"):
     if s.size < r:
         raise ValueError(f"only {s.size} singular values, fewer than r = {r}")
     e = s * s
-    if author:
+    if floors:
         ai, ce = s[0] / (s[r - 1] + FLOOR), e[:r].sum() / (e.sum() + FLOOR)
     else:
         ai, ce = s[0] / s[r - 1], e[:r].sum() / e.sum()

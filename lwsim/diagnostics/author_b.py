@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._conventions import AUTHOR_CELLS, CONVENTIONS, check_conventions, need_author_cell  # noqa: F401  (shared)
+from ..conventions import (AUTHOR_CELLS, CONVENTIONS, as_conventions, check_conventions,  # noqa: F401  (shared)
+                           need_author_cell)
 from .._validate import check_int
 from ._util import f64, to_numpy
 

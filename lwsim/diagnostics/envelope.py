@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions, check_conventions
 from .gamma import _check_factors, gate_factors, prefix_sums, window_gamma, window_tables
 from .rates import base_rate, recurrent_rates, source_rates
 from ._util import (batch_slices, btH, check_chunk, check_engine, check_lags, check_order,
@@ -56,8 +56,8 @@ class Envelope:
     eta: float
     order: int
     form: str
-    conventions: str = "lwsim"
-    log_mass: np.ndarray | None = None   # conventions="author" only: ⟨log mass per sequence⟩
+    conventions: str = "lwsim"        # Conventions.name: "lwsim", "author" or "custom(…)"
+    log_mass: np.ndarray | None = None   # envelope_sources "source_state" only: ⟨log mass per sequence⟩
 
     def to_dict(self):
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
@@ -149,10 +149,12 @@ def envelope(cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None
 
     rates: η (SGD), ``opt.rates()`` dict or the optimizer; eta: the η of f_gates (default: the SGD
     number or the optimizer's lr; required with a bare dict). lags: int L or increasing lags.
-    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
+    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md) or a
+    :class:`lwsim.conventions.Conventions` (fields r_diagonal, gru_gamma0, envelope_sources,
+    envelope_neurons).
     neurons: how f reduces over the neurons, "sum" (f = ⟨Σ_q |μ_q|⟩) or "mean"; None: the
-    convention's own — "sum" for lwsim, "mean" for the author's earlier code ("author" with
-    neurons="sum" is the author's final launcher, docs/fidelity.md).
+    conventions' own (envelope_neurons) — "sum" for lwsim, "mean" for the author's earlier code
+    ("author" with neurons="sum" is the author's final launcher, docs/fidelity.md).
     """
     acc = EnvelopeAccumulator(cell, params, x, rates, lags, order=order, form=form, eta=eta, chunk=chunk,
                               backend=backend, engine=engine, progress=progress, conventions=conventions,
@@ -174,10 +176,11 @@ class EnvelopeAccumulator:
     def __init__(self, cell, params, x, rates, lags, *, order=1, form="rayleigh", eta=None, chunk=None,
                  backend="numpy", engine="numba", progress=True, conventions="lwsim", neurons=None):
         need_gated(cell, "the envelope")
-        self.conventions = check_conventions(conventions)
+        self.conventions = check_conventions(conventions)     # as given, for the gate factors
+        self.conv = conv = as_conventions(conventions)
         if neurons not in (None, "sum", "mean"):
             raise ValueError(f"neurons must be None, 'sum' or 'mean', got {neurons!r}")
-        self.neurons = neurons or ("mean" if self.conventions == "author" else "sum")
+        self.neurons = neurons or conv.envelope_neurons
         self.x = x = cell.check_x(x)
         self.order, self.engine = check_order(order), check_engine(engine)
         T, B, _ = x.shape
@@ -189,7 +192,11 @@ class EnvelopeAccumulator:
         self.cell, self.form, self.T, self.B, self.H = cell, form, T, B, H
         n = lags.size
         self.acc_mu, self.acc_g0, self.cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
-        self.author = author = self.conventions == "author"
+        # the author's sources (Conventions.envelope_sources): k = t − ℓ ≥ 0 with Λ at h_k
+        self.author = author = conv.envelope_sources == "source_state"
+        if not author and conv.gru_gamma0 == "three_terms" and cell.name == "gru":
+            raise ValueError("Conventions.gru_gamma0 'three_terms' needs envelope_sources 'source_state' in the "
+                             "envelope (only the author's accumulation has the three-term Γ⁰)")
         self.h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
         self.n_src = n_src = T + 1 if author else T             # author: sources k = 0 … T (row k: h_k)
         self.s1, self.s2, self.n_k = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src)
@@ -230,7 +237,7 @@ class EnvelopeAccumulator:
             lam_mean, lam_std = _lambda_stats(s1[sl_], s2[sl_], n_k[sl_], lags, T)
         return Envelope(lags=lags, f=f, f_gates=f_gates, ratio=ratio, m=m, count=self.cnt,
                         lam_mean=lam_mean, lam_std=lam_std, lam_neuron=self.lam_neuron / (self.n_src * self.B),
-                        eta=float(self.eta), order=self.order, form=self.form, conventions=self.conventions,
+                        eta=float(self.eta), order=self.order, form=self.form, conventions=self.conv.name,
                         log_mass=self.acc_log / self.B if author else None)
 
 

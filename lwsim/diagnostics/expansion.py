@@ -50,11 +50,12 @@ def _p64(cell, params):
 def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventions="lwsim"):
     """B_j for every step: (T, B, S, S) float64 (zeros for rnn and constgate).
 
-    ``conventions="author"`` (sharedgate, diaggate: the author's scalar and multi-gate models)
-    builds the gate term from the state after the step, diag((h̃_j − h_j) ⊙ s'_j) U_s, as [B]'s
+    ``conventions="author"`` (Conventions.gate_term_state "after_step"; sharedgate, diaggate: the
+    author's scalar and multi-gate models) builds the gate term from the state after the step, diag((h̃_j − h_j) ⊙ s'_j) U_s, as [B]'s
     code does (docs/fidelity.md, "[B]"); the exact term uses h_{j−1}."""
-    from .._conventions import check_conventions, need_author_cell
-    if check_conventions(conventions) == "author":
+    from ..conventions import as_conventions, need_author_cell
+    after_step = as_conventions(conventions).gate_term_state == "after_step"
+    if after_step:
         need_author_cell(cell)
     x = cell.check_x(x)
     if trace is None:
@@ -70,7 +71,7 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventio
         return np.zeros((T, B, S, S))
     G = {k: f64(v) for k, v in trace.gates.items()}
     if name in ("sharedgate", "diaggate"):
-        ref = h[1:] if conventions == "author" else hp          # author: h_j; exact: h_{j−1}
+        ref = h[1:] if after_step else hp          # author: h_j; exact: h_{j−1}
         col = (f64(trace.cand) - ref) * _dsig(G["s"])
         U = p["u_s"][None, :] if name == "sharedgate" else p["U_s"]
         return col[..., :, None] * U
@@ -106,18 +107,20 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventio
 def gate_split(cell, params, x, backend="numpy", conventions="lwsim"):
     """(A, B): the split J_j = A_j + B_j of every step, each (T, batch, S, S) float64.
 
-    ``conventions="author"``: A_j is unchanged (the exact non-gate part, as the author's
+    ``conventions="author"`` (Conventions.gate_term_state "after_step"): A_j is unchanged (the exact non-gate part, as the author's
     diag(1−g) + diag(g) D W_r) and B_j is the author's gate term (:func:`gate_derivative_term`),
     so A_j + B_j is the author's (approximate) Jacobian.
 
     See docs/diagnostics.md §2.10.
     """
+    from ..conventions import as_conventions
+    conv = as_conventions(conventions)
     x = cell.check_x(x)
     trace = cell.forward(params, x, backend=backend)
     J = f64(cell.jacobians(params, x, backend=backend))
     Bm = gate_derivative_term(cell, params, x, trace)
     A = J - Bm
-    if conventions != "lwsim":
+    if conv.gate_term_state == "after_step":
         Bm = gate_derivative_term(cell, params, x, trace, conventions=conventions)
     return A, Bm
 
@@ -182,13 +185,14 @@ def frechet_check(cell, params, x, eps=DEFAULT_EPS, *, backend="numpy", conventi
     ``conventions="author"`` (docs/fidelity.md, "[B]"): the author's gate term B_j (from h_j) and
     the author's product order F = Π in increasing j from the left (A_1 A_2 ⋯ A_T, and L₁ to
     match), i.e. the exact check applied to the time-reversed factor sequence."""
-    from .._conventions import check_conventions
-    conventions = check_conventions(conventions)
+    from ..conventions import as_conventions
+    conv = as_conventions(conventions)
     A, Bm = gate_split(cell, params, x, backend, conventions=conventions)
-    if conventions == "author":
+    reversed_ = conv.product_order == "reversed"
+    if reversed_:
         A, Bm = A[::-1], Bm[::-1]                # the check multiplies later steps on the left
     fc = frechet_from_split(A, Bm, eps)
-    if conventions == "author":                  # per-step norms back in time order
+    if reversed_:                                # per-step norms back in time order
         fc.norm_A, fc.norm_B, fc.ratio = fc.norm_A[::-1], fc.norm_B[::-1], fc.ratio[::-1]
     return fc
 

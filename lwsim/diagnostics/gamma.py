@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions
 from ..cells._common import ln_forward, ln_times_matrix_diag
 from ._util import btH, check_engine, check_lags, check_order, f64, need_gated, to_numpy
 
@@ -43,7 +43,8 @@ class GateFactors:
 
     d: leak d_t; r: r_t = diag(J_t) − d_t (lstm: diag(∂c_t/∂h_{t−1}) ⊙ e_{t−1});
     readout: e_t = o_t ⊙ (1 − tanh² c_t) for the lstm, None otherwise; trace: the forward pass;
-    reset: the GRU reset gate r_t, only with conventions="author" (its 3-term Γ⁰), else None.
+    reset: the GRU reset gate r_t, only with Conventions.gru_gamma0 "three_terms" (as under
+    conventions="author", its 3-term Γ⁰), else None.
 
     See docs/diagnostics.md §2.3.
     """
@@ -79,20 +80,24 @@ def _lstm_factors(cell, params, x, trace, ln_jacobian=True):
     return dcdh * e_prev, e
 
 
+def _need_cho(cell):
+    if cell.convention != "cho":
+        raise ValueError("conventions='author' needs the GRU convention 'cho' (the author's GRU)")
+
+
 def _author_factors(cell, params, x, trace, d):
-    """The author's r_t (no LayerNorm Jacobian; GRU: diag(U_g)·diag(U_r)) and the GRU reset gate."""
+    """The author's r_t (no LayerNorm Jacobian; GRU: diag(U_g)·diag(U_r)); Conventions.r_diagonal."""
     p = _np_params(cell, params)
     h_prev = f64(trace.h)[:-1]
     if cell.name == "lstm":
         r, e = _lstm_factors(cell, params, x, trace, ln_jacobian=False)
         return GateFactors(d=d, r=r, readout=e, trace=trace)
     if cell.name == "gru":
-        if cell.convention != "cho":
-            raise ValueError("conventions='author' needs the GRU convention 'cho' (the author's GRU)")
+        _need_cho(cell)
         z, rg, g = (f64(trace.gates[k]) for k in "zrg")
         r = ((g - h_prev) * z * (1.0 - z) * p["U_z"].diagonal()
              + z * (1.0 - g * g) * p["U_g"].diagonal() * (rg + h_prev * rg * (1.0 - rg) * p["U_r"].diagonal()))
-        return GateFactors(d=d, r=r, readout=None, trace=trace, reset=rg)
+        return GateFactors(d=d, r=r, readout=None, trace=trace)
     s = 1.0 - d                                   # constgate/sharedgate/diaggate: d = 1 − s
     cand = f64(trace.cand)
     r = s * (1.0 - cand * cand) * p["W_h"].diagonal()
@@ -106,20 +111,28 @@ def _author_factors(cell, params, x, trace, d):
 def gate_factors(cell, params, x, backend="numpy", conventions="lwsim"):
     """d, r (and the LSTM read-out e) of §2.3 from the cell's trace and Jacobian diagonal.
 
-    conventions: "lwsim" (exact diagonal) or "author" (see the module docstring, docs/fidelity.md).
+    conventions: "lwsim" (exact diagonal), "author" (see the module docstring, docs/fidelity.md) or
+    a :class:`lwsim.conventions.Conventions` (fields r_diagonal, gru_gamma0).
     """
     need_gated(cell, "Γ")
-    conventions = check_conventions(conventions)
-    if conventions == "author" or cell.name == "lstm":
+    conv = as_conventions(conventions)
+    weight_diagonals = conv.r_diagonal == "weight_diagonals"
+    if weight_diagonals or cell.name == "lstm":
         trace = cell.forward(params, x, backend=backend)
         d = f64(trace.leak)
-        if conventions == "author":
-            return _author_factors(cell, params, x, trace, d)
-        r, e = _lstm_factors(cell, params, x, trace)
-        return GateFactors(d=d, r=r, readout=e, trace=trace)
-    trace, diag = cell.forward_and_jacobian_diagonal(params, x, backend=backend)   # one forward pass
-    d = f64(trace.leak)
-    return GateFactors(d=d, r=f64(diag) - d, readout=None, trace=trace)
+        if weight_diagonals:
+            fac = _author_factors(cell, params, x, trace, d)
+        else:
+            r, e = _lstm_factors(cell, params, x, trace)
+            fac = GateFactors(d=d, r=r, readout=e, trace=trace)
+    else:
+        trace, diag = cell.forward_and_jacobian_diagonal(params, x, backend=backend)   # one forward pass
+        d = f64(trace.leak)
+        fac = GateFactors(d=d, r=f64(diag) - d, readout=None, trace=trace)
+    if conv.gru_gamma0 == "three_terms" and cell.name == "gru":    # the author's 3-term Γ⁰ reads r_t
+        _need_cho(cell)
+        fac.reset = f64(trace.gates["r"])
+    return fac
 
 
 def _check_factors(d, r, readout, order):

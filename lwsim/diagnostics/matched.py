@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions, check_conventions
 from .._validate import check_int
 from .gamma import _check_factors, gate_factors, prefix_sums, window_gamma, window_tables
 from .rates import recurrent_rates, source_rates
@@ -203,7 +203,9 @@ def matched_statistic(cell, params, x, y, rates, lags, *, n_directions=1, seed=0
 
     rates: η, ``opt.rates()`` dict or the optimizer (only Λ is used, no η needed);
     n_directions K, seed: the unit directions; keys: parameters spanned by w (default all).
-    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md).
+    conventions: "lwsim" | "author" (module docstring, docs/fidelity.md) or a
+      :class:`lwsim.conventions.Conventions` (fields r_diagonal, gru_gamma0, lstm_source_tangent,
+      orientation).
     statistic: "sequence" (the samples are the per-sequence means ψ̄_b(ℓ); a budget N counts
       sequences) or "instantaneous" (the earlier code generation of [A]: the samples are the
       ψ_{b,t}(ℓ) themselves at every counted step, B(T − ℓ) at lag ℓ for readout "every", returned
@@ -237,7 +239,8 @@ class MatchedAccumulator:
                  form="rayleigh", orient=False, mask=None, keys=None, chunk=None,
                  backend="numpy", engine="numba", progress=True, conventions="lwsim",
                  statistic="sequence", full_noise=False, dtype="float64"):
-        self.conventions = conventions = check_conventions(conventions)
+        self.conventions = check_conventions(conventions)     # as given, for the gate factors
+        self.conv = as_conventions(conventions)
         if statistic not in ("sequence", "instantaneous"):
             raise ValueError(f"statistic must be 'sequence' or 'instantaneous', got {statistic!r}")
         self.inst = inst = statistic == "instantaneous"
@@ -305,7 +308,8 @@ class MatchedAccumulator:
                 self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err, h,
                                                   self.pdirs[kd], self.weight)
             if cell.name == "lstm":
-                v = np.ascontiguousarray(v[..., :H] if self.conventions == "author" else v[..., H:])
+                hidden = self.conv.lstm_source_tangent == "hidden"      # the author's v^h
+                v = np.ascontiguousarray(v[..., :H] if hidden else v[..., H:])
             c = np.zeros((n, xs.shape[1]))
             p = np.zeros((n, xs.shape[1]))
             if self.engine == "numpy" or fac.reset is not None or self.inst or self.dtype == np.float32:
@@ -323,12 +327,13 @@ class MatchedAccumulator:
     def result(self):
         """The :class:`MatchedStatistic` of every chunk added."""
         lags, psi, cnt, order, form, orient = self.lags, self.psi, self.cnt, self.order, self.form, self.orient
+        per_batch = self.conv.orientation == "per_batch"          # the author's 128-sequence batches
         if self.inst:
-            return _instantaneous(lags, self.per_t, orient, cnt, order, form, self.conventions == "author")
+            return _instantaneous(lags, self.per_t, orient, cnt, order, form, per_batch)
         with np.errstate(invalid="ignore", divide="ignore"):
             per_dir = psi / cnt[None]
         signs = None
-        if orient and self.conventions == "author":
+        if orient and per_batch:
             signs = _author_signs(psi, cnt)                                     # (K, n_lags, B)
             per_dir = per_dir * signs
         elif orient:

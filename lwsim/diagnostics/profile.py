@@ -121,11 +121,16 @@ def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=5
     the author's Jacobians (gate term from h_t), products J_{k+1} ⋯ J_t, S from ``power_iters``
     power iterations on M (start vectors from ``seed``), lower medians, μ̃ = med S(h)/(med S(1) +
     1e−12), P̄ the lower median of P (not the mean), μ̃⁰ = P̄(h)/(P̄(1) + 1e−12), μ̃^fit =
-    (μ̃⁰ + 1e−12)^s (s = 1 when the fit fails) and ``min_points`` counted before the trim.
+    (μ̃⁰ + 1e−12)^s (s = 1 when the fit fails) and ``min_points`` counted before the trim; a
+    :class:`lwsim.conventions.Conventions` switches them one by one (gate_term_state,
+    product_order, spectral_norm, median, metric_floors, profile_fit_count, profile_failed_fit).
     """
-    from .author_b import (FLOOR, author_jacobians, check_conventions, lower_median,
+    from .author_b import (FLOOR, as_conventions, author_jacobians, lower_median,
                            transport_norms as author_norms)
-    author = check_conventions(conventions) == "author"
+    conv = as_conventions(conventions)
+    after_step = conv.gate_term_state == "after_step"
+    exact_products = conv.product_order == "exact" and conv.spectral_norm == "svd"
+    lower, floors = conv.median == "lower", conv.metric_floors
     power_iters = check_int("power_iters", power_iters, 0)
     rng = np.random.default_rng(check_seed(seed))
     x = cell.check_x(x)
@@ -145,34 +150,30 @@ def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=5
     sl = batch_slices(B, chunk)
     for s in progress_iter(sl, len(sl), f"‖M‖₂ profile ({cell.name})", progress):
         xs = x[:, s]
-        if author:
-            S[:, :, s] = author_norms(author_jacobians(cell, params, xs, backend), lags, "reversed",
-                                      "power", power_iters, rng)
-        else:
-            S[:, :, s] = transport_norms(to_numpy(cell.jacobians(params, xs, backend=backend)), lags)
+        J = (author_jacobians(cell, params, xs, backend) if after_step
+             else to_numpy(cell.jacobians(params, xs, backend=backend)))
+        if exact_products:
+            S[:, :, s] = transport_norms(J, lags)
+        else:                                    # reversed products and/or power iterations
+            S[:, :, s] = author_norms(J, lags, conv.product_order, conv.spectral_norm, power_iters, rng)
         if gated:
             g = 1.0 - f64(cell.forward(params, xs, backend=backend).leak)
             ret[:, :, s], inj[:, :, s] = gate_products(g, lags)
     flat = S.reshape(lags.size, -1)
-    if author:
+    if lower:
         med = np.array([lower_median(row) for row in flat])
-        mu = med / (med[0] + FLOOR)
     else:
         med = np.array([np.median(row[np.isfinite(row)]) for row in flat])
-        mu = med / med[0]
+    mu = med / (med[0] + FLOOR) if floors else med / med[0]
     prof = LRProfile(lags=lags, s_median=med, mu=mu, n_pairs=np.isfinite(flat).sum(axis=1))
     if gated:
         for name, P in (("retention", ret), ("injection", inj)):
             Pl = P.reshape(lags.size, -1)
-            if author:
-                pbar = np.array([lower_median(row) for row in Pl])
-                fit = fit_power(S, P, trim, min_points, count="valid")
-                mu0 = pbar / (pbar[0] + FLOOR)
-                mu_fit = (mu0 + FLOOR) ** (fit.s if np.isfinite(fit.s) else 1.0)
-            else:
-                pbar = np.nanmean(Pl, axis=1)
-                fit = fit_power(S, P, trim, min_points)
-                mu0 = pbar / pbar[0]
-                mu_fit = mu0 ** fit.s
+            pbar = np.array([lower_median(row) for row in Pl]) if lower else np.nanmean(Pl, axis=1)
+            fit = fit_power(S, P, trim, min_points, count=conv.profile_fit_count)
+            mu0 = pbar / (pbar[0] + FLOOR) if floors else pbar / pbar[0]
+            failed = conv.profile_failed_fit == "unit_exponent" and not np.isfinite(fit.s)
+            s_ = 1.0 if failed else fit.s                  # the author's s = 1 on a failed fit
+            mu_fit = (mu0 + FLOOR) ** s_ if floors else mu0 ** s_
             prof.predictors[name] = Predictor(name=name, pbar=pbar, mu0=mu0, fit=fit, mu_fit=mu_fit)
     return prof

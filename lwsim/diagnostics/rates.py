@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions
 from .._validate import check_choice, check_real
 from ._util import to_numpy
 
@@ -118,14 +118,15 @@ def source_rates(lam, h, form="rayleigh", conventions="lwsim"):
     """Λ for every source step k = 1 … T: (T, B, H), row k − 1 uses h_{k−1} = h[k − 1].
 
     h: the trace's states (T+1, B, H); lam from :func:`recurrent_rates`; form "rayleigh" | "rowmean".
-    conventions="author" (the author's later envelope, docs/fidelity.md): Λ of source step k is
+    conventions="author" or Conventions.envelope_sources "source_state" (the author's later envelope,
+    docs/fidelity.md): Λ of source step k is
     taken at h_k instead of h_{k−1}, for k = 0 … T (its windows may start at h₀): (T+1, B, H),
     row k uses h[k].
     """
     check_choice("form", form, FORMS)
-    conventions = check_conventions(conventions)
+    author_sources = as_conventions(conventions).envelope_sources == "source_state"
     h = to_numpy(h)
-    src = h if conventions == "author" else h[:-1]
+    src = h if author_sources else h[:-1]
     if form == "rowmean":
         return np.broadcast_to(rowmean_rates(lam, h.shape[-1]), src.shape).astype(np.float64)
     return rayleigh_rates(lam, src)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions
 from ._checks import check_int, check_real, real_array, same_length
 from .decay_author import AUTHOR_TEMPERED_P, tempered_author
 
@@ -175,7 +175,7 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
     conventions="author": the author's tempered law (free cutoff coefficient, p = 5, the author's
     grids, no refinement; :mod:`lwsim.stats.decay_author`, docs/fidelity.md).
     """
-    conventions = check_conventions(conventions)
+    author_law = as_conventions(conventions).tempered_law == "free_coefficient"
     lags = real_array("lags", lags, ndim=1, positive=True)
     f = real_array("f", f, ndim=1)
     same_length(lags=lags, f=f)
@@ -201,7 +201,7 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
                   else real_array("k_grid", k_grid, ndim=1, min_len=1, positive=True))
             lg = (np.geomspace(lags[0] * LC_SPAN[0], lags[-1] * LC_SPAN[1], 80) if lc_grid is None
                   else real_array("lc_grid", lc_grid, ndim=1, min_len=1, positive=True))
-            if conventions == "author":   # the author's grids unless given
+            if author_law:   # the author's grids unless given
                 params, ssr = tempered_author(lags, y, None if k_grid is None else kg,
                                               None if lc_grid is None else lg)
             else:
@@ -216,7 +216,7 @@ def fit_decay(lags, f, floor=0.0, trim=0.0, min_points=8, laws=LAWS, k_grid=None
             coef, ssr = _linear(np.column_stack([np.ones(n), -x]), y)
             name = {"exponential": "lambda", "power": "beta", "logarithmic": "gamma"}[law]
             params = {"C": _finite_exp(coef[0]), name: float(coef[1])}
-        p = AUTHOR_TEMPERED_P if (law == "tempered" and conventions == "author") else N_PARAMS[law]
+        p = AUTHOR_TEMPERED_P if (law == "tempered" and author_law) else N_PARAMS[law]
         ll = n * math.log(max(ssr / n, _VAR_FLOOR))
         r2 = 1.0 - ssr / sst if sst > 0 else (1.0 if ssr <= _VAR_FLOOR * n else 0.0)
         fits[law] = LawFit(law, params, float(r2), float(ssr), ll + 2 * p, ll + p * math.log(n), n, p)

@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 
+from ..conventions import DETECTION_FLOORS, as_conventions
 from ._checks import MIN_SAMPLES, as_rng, check_int, check_real, real_array, same_length
 from .stable import inv_kappa
 from .tailfit import fit_alpha
@@ -36,7 +37,7 @@ def _kappa_ext(alpha):
 
 
 AUTHOR_SIGMA_FLOOR = 1e-12   # the author's compute_snr: SNR = 0 whenever σ̂ ≤ 1e−12 (docs/fidelity.md)
-FLOORS = ("snr", "ecf")       # the author's floors, as options of detection_table
+FLOORS = DETECTION_FLOORS     # the author's floors ("snr", "ecf"), as options of detection_table
 
 
 def _check_floor(sigma_floor):
@@ -165,9 +166,9 @@ def _rows(samples_per_lag):
     return list(real_array("samples_per_lag", samples_per_lag, ndim=2))
 
 
-def _check_floors(floors, conventions):
-    if floors is None:
-        return FLOORS if conventions == "author" else ()
+def _check_floors(floors, conv):
+    if floors is None:                    # the conventions' own (lwsim: none; author: FLOORS)
+        return conv.detection_floors
     if isinstance(floors, str):
         floors = (floors,)
     try:
@@ -232,7 +233,7 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
         raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
     if (noise == "full") != (noise_samples is not None):
         raise ValueError("noise_samples is required with noise='full' and only used with it")
-    floors = _check_floors(floors, conventions)
+    floors = _check_floors(floors, as_conventions(conventions))   # fit_alpha gets the keyword as given
     tiny_iqr = "author" if "ecf" in floors else "lwsim"
     sigma_floor = AUTHOR_SIGMA_FLOOR if "snr" in floors else None
     mean = np.array([r.mean() for r in rows])           # the signal m̄(ℓ) under either null

@@ -19,7 +19,7 @@ import pathlib
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions
 
 TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "data" / "mcculloch_table.npz"
 PROBS = (0.05, 0.25, 0.75, 0.95)
@@ -86,7 +86,7 @@ def iqr_theory(alpha, conventions="lwsim"):
 
     See docs/statistics.md §3.2.
     """
-    if check_conventions(conventions) == "author":
+    if as_conventions(conventions).mcculloch_table == "linear_201":
         t = author_table()
         return np.interp(alpha, t["alpha"], t["iqr"])
     return table()["iqr_of_alpha"](alpha)
@@ -100,7 +100,7 @@ def alpha_from_quantiles(q, alpha_lo, conventions="lwsim"):
 
     See docs/statistics.md §3.2.
     """
-    if check_conventions(conventions) == "author":
+    if as_conventions(conventions).mcculloch_table == "linear_201":
         a, _, iqr = author_quantile_fit(q)
         return a, iqr
     tab = table()
@@ -122,7 +122,7 @@ def mcculloch_point(xs_sorted, alpha_lo=1.0, conventions="lwsim"):
     See docs/statistics.md §3.2.
     """
     q = np.quantile(xs_sorted, PROBS)
-    if check_conventions(conventions) == "author":
+    if as_conventions(conventions).mcculloch_table == "linear_201":
         a, s, iqr = author_quantile_fit(q)
         return float(a), float(s), float(iqr)
     a, iqr = alpha_from_quantiles(q, alpha_lo)

@@ -6,7 +6,7 @@ import dataclasses
 import numba
 import numpy as np
 
-from .._conventions import check_conventions
+from ..conventions import as_conventions
 from . import mcculloch
 from ._checks import MIN_SAMPLES, as_rng, check_choice, check_int, real_array
 
@@ -110,7 +110,7 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim", ti
     lwsim σ̂ when α̂ = b̂, and is not scale-equivariant otherwise (data × c gives σ̂ × c^{b̂/α̂}).
     tiny_iqr: "lwsim" (give up at IQR ≤ 1e−10) or "author" (the author's floor, :func:`_ecf_scale`).
     """
-    conventions = check_conventions(conventions)
+    conv = as_conventions(conventions)
     check_choice("tiny_iqr", tiny_iqr, {"lwsim", "author"})
     q25, q50, q75 = np.percentile(x, [25, 50, 75])
     iqr = q75 - q25
@@ -132,7 +132,7 @@ def ecf_fit(x: np.ndarray, alpha_lo: float = 1.0, conventions: str = "lwsim", ti
     um, ym = w @ u, w @ y
     slope = (w @ ((u - um) * (y - ym))) / (w @ ((u - um) ** 2))
     a = float(np.clip(slope, alpha_lo, 2.0))
-    if conventions == "author":     # intercept of the unclipped slope, in the data's units
+    if conv.ecf_sigma == "unclipped_intercept":     # the author's: in the data's units
         sigma = (np.exp(ym - slope * (um - np.log(s))) / 2.0) ** (1.0 / a)
         return a, float(sigma), float(iqr), True
     intercept = ym - a * um
@@ -166,8 +166,8 @@ def fit_alpha(x, method="auto", n_boot=200, seed=0, alpha_range="stable", conven
     """
     check_choice("method", method, {"auto", "ecf", "mcculloch"})
     check_choice("alpha_range", alpha_range, {"stable", "open"})
-    conventions = check_conventions(conventions)
-    if conventions == "author" and alpha_range != "stable":
+    conv = as_conventions(conventions)
+    if conv.mcculloch_table == "linear_201" and alpha_range != "stable":   # its table holds α ∈ [1, 2]
         raise ValueError("alpha_range must be 'stable' with conventions='author' (the author clips α̂ to [1, 2])")
     n_boot = check_int("n_boot", n_boot, minimum=0)
     if method == "auto" and n_boot < 20:

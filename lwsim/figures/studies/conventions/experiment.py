@@ -10,6 +10,7 @@ import numpy as np
 
 from lwsim import diagnostics as dg
 from lwsim import stats
+from lwsim.conventions import as_conventions
 from lwsim.diagnostics.gamma import gate_factors
 
 from ...config import AMultilag, ATrained, AWindow, run_config
@@ -89,9 +90,10 @@ def a_conventions(c):
     out = {"lags": lags, "rel_r": _rel(fa.r, fl.r), "rel_gamma": _rel(ga, gl),
            "rel_gamma_lag": np.array([_rel(ga[i], gl[i]) for i in range(lags.size)])}
     for conv in CONVENTIONS:
-        with part("envelope"):
-            env = dg.envelope(cell, p, ds.x_diag, opt, lags, backend=c["backend"], progress=False,
-                              conventions=conv, engine="numpy" if conv == "author" else "numba")
+        cv = as_conventions(conv)
+        with part("envelope"):       # the author's sources accumulate in NumPy (engine not read)
+            env = dg.envelope(cell, p, ds.x_diag, opt, lags, backend=c["backend"], progress=False, conventions=conv,
+                              engine="numpy" if cv.envelope_sources == "source_state" else "numba")
         with part("matched"):
             ms = dg.matched_statistic(cell, p, ds.x_diag, ds.y_diag, opt, lags, n_directions=c["K"],
                                       seed=c["seed"], orient=True, backend=c["backend"], progress=False,
@@ -100,14 +102,14 @@ def a_conventions(c):
             det = stats.detection_table(ms.samples, lags, c["n_grid"], eps=c["eps"], seed=c["seed"],
                                         n_boot=c["n_boot"], conventions=conv)
         # the author's runner fits the laws to the mean log-mass per sequence, lwsim to log f
-        fit_on = np.exp(env.log_mass) if conv == "author" else env.f
+        fit_on = np.exp(env.log_mass) if cv.decay_fit_on == "log_mass" else env.f
         out.update({f"f_{conv}": env.f, f"psi_mean_{conv}": ms.samples.mean(axis=1),
                     f"alpha_{conv}": det.alpha, f"sigma_{conv}": det.sigma, f"n_hat_{conv}": det.n_hat,
                     f"h_n_{conv}": det.h_n,
                     f"signs_flipped_{conv}": float(np.mean(ms.signs < 0))})
         with part("fits"):
             out[f"decay_{conv}"] = _decay(lags, fit_on)
-        if conv == "author":
-            out["log_mass_author"] = env.log_mass
+        if env.log_mass is not None:              # the author's sources: key log_mass_author
+            out[f"log_mass_{conv}"] = env.log_mass
     out["n_grid"] = np.asarray(c["n_grid"], dtype=float)
     return out
