@@ -18,7 +18,11 @@ def check_conventions(conventions):
     return conventions
 
 
-AUTHOR_CELLS = ("rnn", "constgate", "sharedgate", "diaggate")   # [B] author's three/four models
+def author_cells():
+    """The cells whose kind declares itself one of [B]'s author models (``kind.author_b``): the
+    four leaky cells, plus any registered cell that says so (docs/cells.md §1.10)."""
+    from .cells.registry import KINDS
+    return tuple(name for name, kind in KINDS.items() if kind.author_b)
 
 
 def need_author_cell(cell):
@@ -26,6 +30,6 @@ def need_author_cell(cell):
 
     See docs/fidelity.md (used by lwsim.diagnostics.author_b and .expansion).
     """
-    if cell.name not in AUTHOR_CELLS:
-        raise ValueError(f"conventions='author' exists for the author's models {AUTHOR_CELLS}, "
+    if not cell.kind.author_b:
+        raise ValueError(f"conventions='author' exists for the author's models {author_cells()}, "
                          f"not for {cell.name!r}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._conventions import AUTHOR_CELLS, CONVENTIONS, check_conventions, need_author_cell  # noqa: F401  (shared)
+from .._conventions import CONVENTIONS, author_cells, check_conventions, need_author_cell  # noqa: F401  (shared)
 from .._validate import check_int
 from ._util import f64, to_numpy
 
@@ -35,7 +35,7 @@ def author_jacobians(cell, params, x, backend="numpy"):
     x = cell.check_x(x)
     trace = cell.forward(params, x, backend=backend)
     J = f64(to_numpy(cell.jacobians(params, x, backend=backend)))
-    if cell.name in ("rnn", "constgate"):
+    if not cell.kind.gate_depends_on_state:       # rnn, constgate: no gate term to swap
         return J
     return (J - gate_derivative_term(cell, params, x, trace)
             + gate_derivative_term(cell, params, x, trace, conventions="author"))

@@ -190,7 +190,8 @@ class EnvelopeAccumulator:
         n = lags.size
         self.acc_mu, self.acc_g0, self.cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
         self.author = author = self.conventions == "author"
-        self.h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
+        # the baselines' script (the leaky cells') counts the h₀ window; the GRU/LSTM script does not
+        self.h0 = author and cell.kind.family == "leaky"
         self.n_src = n_src = T + 1 if author else T             # author: sources k = 0 … T (row k: h_k)
         self.s1, self.s2, self.n_k = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src)
         self.lam_neuron = np.zeros(H)

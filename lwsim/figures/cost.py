@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .workload import CHUNK, GATES, a_main_work, nlags
+from .workload import CHUNK, a_main_work, gates, nlags
 
 CALIBRATION_FILE = "calibration.json"
 BASELINE_BYTES = 300e6          # Python + NumPy + numba + lwsim imported
@@ -84,7 +84,7 @@ def peak_bytes(run):
     """Upper-bound model of a run's peak resident memory (bytes)."""
     c, f8 = run.config, 8.0
     T, H, D = c.get("T", 1), c.get("H", 1), c.get("D", 1)
-    G = GATES.get(c.get("cell", "diaggate"), 2)
+    G = gates(c.get("cell", "diaggate"))
     n_seq = c.get("n_train", 0) + c.get("n_val", 0) + c.get("n_diag", c.get("n_seq", c.get("n_examples", 0)))
     data = n_seq * T * (D + 1) * f8
     batch = c.get("batch", c.get("probe", 1))
