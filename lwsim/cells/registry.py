@@ -17,7 +17,7 @@ def register(kind):
     """Add ``kind`` (a :class:`CellKind` instance) under ``kind.name``; returns it.
 
     ValueError if the name is taken or not an identifier, TypeError if ``kind`` is no CellKind or
-    lacks one of the reference methods.
+    lacks one of the reference methods. See docs/cells.md §1.10.
     """
     if not isinstance(kind, CellKind):
         raise TypeError(f"kind must be a lwsim.cells.CellKind instance, got {type(kind).__name__}")
@@ -35,7 +35,8 @@ def register(kind):
 
 
 def unregister(name):
-    """Remove the cell ``name`` added by :func:`register` (ValueError for a built-in or unknown one)."""
+    """Remove the cell ``name`` added by :func:`register` (ValueError for a built-in or unknown one;
+    docs/cells.md §1.10)."""
     if any(k.name == name for k in BUILTIN):
         raise ValueError(f"{name!r} is a built-in cell and cannot be unregistered")
     if name not in KINDS:
@@ -44,10 +45,12 @@ def unregister(name):
 
 
 def cell_names():
-    """The names ``make_cell`` accepts now: the built-in cells, then the registered ones."""
+    """The names ``make_cell`` accepts now: the built-in cells, then the registered ones
+    (docs/cells.md §1.10)."""
     return tuple(KINDS)
 
 
 def kind(name):
-    """The kind object of the cell ``name`` (make_cell's ValueError if there is none)."""
+    """The kind object of the cell ``name`` (make_cell's ValueError if there is none;
+    docs/cells.md §1.10)."""
     return KINDS[check_choice("name", name, KINDS)]
