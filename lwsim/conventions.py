@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 
 CONVENTIONS = ("lwsim", "author")                                  # the names the keyword accepts
-AUTHOR_CELLS = ("rnn", "constgate", "sharedgate", "diaggate")       # [B] author's three/four models
 DETECTION_FLOORS = ("snr", "ecf")        # the author's floors (lwsim.stats.detection.FLOORS)
 
 # field → its choices, lwsim's first (validated in Conventions.__post_init__)
@@ -180,11 +179,18 @@ def check_conventions(conventions):
     return conventions
 
 
+def author_cells():
+    """The cells whose kind declares itself one of [B]'s author models (``kind.author_b``): the
+    four leaky cells, plus any registered cell that says so (docs/cells.md §1.10)."""
+    from .cells.registry import KINDS
+    return tuple(name for name, kind in KINDS.items() if kind.author_b)
+
+
 def need_author_cell(cell):
     """Return None if ``cell`` is one of the author's [B] models, else raise ValueError.
 
     See docs/fidelity.md (used by lwsim.diagnostics.author_b and .expansion).
     """
-    if cell.name not in AUTHOR_CELLS:
-        raise ValueError(f"conventions='author' exists for the author's models {AUTHOR_CELLS}, "
+    if not cell.kind.author_b:
+        raise ValueError(f"conventions='author' exists for the author's models {author_cells()}, "
                          f"not for {cell.name!r}")

@@ -60,7 +60,7 @@ def forward(xp, cell, p, x):
     if "b_out" in p:
         y = y + p["b_out"]
     leak = None
-    if cell.name != "rnn":
+    if kind.has_leak:
         leak = xp.stack([kind.leak(xp, cfg, r) for r in recs])
     return Trace(h=h, c=xp.stack(cs) if kind.has_cell_state else None, y=y,
                  gates=kind.gates(records), leak=leak, cand=records.get("cand"),

@@ -86,26 +86,32 @@ def _positive(args, names):
     return None if bad is None else f"--{bad} must be >= 1, got {getattr(args, bad)}"
 
 
+def _owners(option):
+    """The cells whose kind owns the make_cell ``option`` (docs/cells.md §1.10)."""
+    return " or ".join(n for n in lwsim.cells.cell_names() if option in lwsim.cells.kind(n).options)
+
+
 def _cell_options(args):
     opts = {"readout": args.readout, "dtype": args.dtype}
+    owned = lwsim.cells.kind(args.cell).options
     if args.layout == "torch":
         if args.layernorm:
             raise LoadError("--layernorm: nn.GRU/nn.LSTM have no LayerNorm (layout torch)")
-        if args.cell == "gru":
+        if "convention" in owned:
             opts["convention"] = "torch"
     else:
         opts["layernorm"] = args.layernorm
-        if args.cell == "gru" and args.convention:
+        if "convention" in owned and args.convention:
             opts["convention"] = args.convention
-    if args.cell == "constgate":
+    if "s" in owned:
         if args.s is None:
-            raise LoadError("--cell constgate needs --s, the constant gate the model was trained with "
+            raise LoadError(f"--cell {args.cell} needs --s, the constant gate the model was trained with "
                             "(the weights do not store it)")
         opts["s"] = args.s
     elif args.s is not None:
-        raise LoadError(f"--s applies to --cell constgate only, got --cell {args.cell}")
-    if args.convention and args.cell != "gru":
-        raise LoadError(f"--convention applies to --cell gru only, got --cell {args.cell}")
+        raise LoadError(f"--s applies to --cell {_owners('s')} only, got --cell {args.cell}")
+    if args.convention and "convention" not in owned:
+        raise LoadError(f"--convention applies to --cell {_owners('convention')} only, got --cell {args.cell}")
     if args.convention == "cho" and args.layout == "torch":
         raise LoadError("--convention cho: layout torch is nn.GRU, whose convention is 'torch'; "
                         "use --layout lwsim for a cho-convention GRU")

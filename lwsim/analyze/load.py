@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import optim
+from ..cells.registry import KINDS
 
 REFUSED = (".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib", ".tar")
 _ST_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "I64": "int64", "I32": "int32",
               "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 _MAX_HEADER = 100 * 2 ** 20           # a safetensors header beyond this is not a weights file
-GATES = {"gru": 3, "lstm": 4}
 LAYOUTS = ("torch", "lwsim")                # key names: nn.GRU/nn.LSTM's, or lwsim's parameters
 _ADAM_T = {"m": "exp_avg", "v": "exp_avg_sq", "v_max": "max_exp_avg_sq"}
 _SGD_T = {"buf": "momentum_buffer"}
@@ -254,14 +254,25 @@ def found_keys(specs, show=12) -> str:
     return out
 
 
+def torch_gates(cell_name):
+    """G, the gate blocks of the cell's torch.nn state dict (its kind's ``torch_gates``), or None
+    when the cell has no torch layout (docs/cells.md §1.10)."""
+    kind = KINDS.get(cell_name)
+    return None if kind is None or kind.torch_gates is None else len(kind.torch_gates)
+
+
+def _torch_cells():
+    return " and ".join(n for n, k in KINDS.items() if k.torch_gates is not None)
+
+
 def torch_shapes(cell_name, H, D, n_out, bias) -> dict:
     """Expected PyTorch state-dict shapes of nn.GRU/nn.LSTM (one layer) plus an nn.Linear read-out.
 
     See docs/analyze.md.
     """
-    if cell_name not in GATES:
-        raise LoadError(f"layout 'torch' supports cells gru and lstm (nn.GRU / nn.LSTM), got {cell_name!r}")
-    G = GATES[cell_name]
+    G = torch_gates(cell_name)
+    if G is None:
+        raise LoadError(f"layout 'torch' supports cells {_torch_cells()} (nn.GRU / nn.LSTM), got {cell_name!r}")
     out = {"weight_ih_l0": (G * H, D), "weight_hh_l0": (G * H, H), "readout.weight": (n_out, H)}
     if bias:
         out.update({"bias_ih_l0": (G * H,), "bias_hh_l0": (G * H,), "readout.bias": (n_out,)})
@@ -277,9 +288,9 @@ def infer_model(path, cell_name, H, layout, **options):
     check_layout(layout)
     specs, _ = read_header(path)
     if layout == "torch":
-        G = GATES.get(cell_name)
+        G = torch_gates(cell_name)
         if G is None:
-            raise LoadError(f"{path}: layout 'torch' supports cells gru and lstm, got {cell_name!r}")
+            raise LoadError(f"{path}: layout 'torch' supports cells {_torch_cells()}, got {cell_name!r}")
         for k in ("weight_ih_l0", "readout.weight"):
             if k not in specs:
                 raise LoadError(f"{path}: key {k!r} missing (layout torch expects "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference
+from ..cells._kind import no_kernels
 
 _INSTALL_HINT = ("backend='cupy' needs CuPy and a CUDA GPU: pip install 'lwsim[gpu]' "
                  "(CuPy for CUDA 12), or pick backend='numba' / 'numpy'")
@@ -24,7 +25,9 @@ def available():
         return False
 
 
-def _cupy():
+def _cupy(cell=None):
+    if cell is not None and not cell.kind.cupy:     # its kind declares no GPU path (docs/cells.md §1.10)
+        raise no_kernels(cell, "cupy", fix="use backend='numpy' or 'numba'")
     try:
         import cupy
     except ImportError as exc:
@@ -51,7 +54,7 @@ def _host(cp, v):
 
 
 def forward(cell, p, x):
-    cp = _cupy()
+    cp = _cupy(cell)
     dp, dx = _to_device(cp, p, x)
     tr = reference.forward(cp, cell, dp, dx)
     return reference.Trace(h=_host(cp, tr.h), c=_host(cp, tr.c), y=_host(cp, tr.y),
@@ -60,27 +63,27 @@ def forward(cell, p, x):
 
 
 def loss_and_grad(cell, p, x, y, mask):
-    cp = _cupy()
+    cp = _cupy(cell)
     dp, dx, dy = _to_device(cp, p, x, y)
     loss, grads = reference.loss_and_grad(cp, cell, dp, dx, dy, mask)
     return float(loss), _host(cp, grads)
 
 
 def jacobians(cell, p, x, diagonal):
-    cp = _cupy()
+    cp = _cupy(cell)
     dp, dx = _to_device(cp, p, x)
     return _host(cp, reference.jacobians(cp, cell, dp, dx, diagonal))
 
 
 def lag_gradients(cell, p, x, y, mask, max_lag):
-    cp = _cupy()
+    cp = _cupy(cell)
     dp, dx, dy = _to_device(cp, p, x, y)
     loss, per_lag = reference.lag_gradients(cp, cell, dp, dx, dy, mask, max_lag)
     return float(loss), [_host(cp, g) for g in per_lag]
 
 
 def tangents(cell, p, x, w):
-    cp = _cupy()
+    cp = _cupy(cell)
     dp, dx = _to_device(cp, p, x)
     dw = {k: cp.asarray(v) for k, v in w.items()}
     return _host(cp, reference.tangents(cp, cell, dp, dx, dw))

@@ -5,7 +5,14 @@ over the batch: vectors are (B, H), matrices (H, K) act on the last axis (``v @ 
 """
 from __future__ import annotations
 
+import numpy as np
+
 LN_EPS = 1e-5
+
+
+def logit(p):
+    """log(p / (1 − p)) as a Python float: the gate-bias initialisation of docs/cells.md §1.5."""
+    return float(np.log(p / (1.0 - p)))
 
 
 def sigmoid(xp, z):

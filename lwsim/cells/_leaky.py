@@ -9,16 +9,31 @@ tangent, and this module assembles step, exact BPTT step, Jacobian and tangent f
 from __future__ import annotations
 
 from . import _candidate
+from ._kind import CellKind
 
 
-class LeakyCell:
-    """Cell built from the candidate and a gate (see the cell files for the gate equations)."""
+class LeakyCell(CellKind):
+    """Cell built from the candidate and a gate (see the cell files for the gate equations).
 
-    has_cell_state = False
+    The gate declares what differs between the four cells (docs/cells.md §1.10): ``form``
+    ("none", "const", "shared", "per_unit": the numba kernel's mode), ``has_leak``,
+    ``depends_on_state``, ``blocks`` (its H-row pre-activation blocks), ``options``, its bias init
+    and its recurrent weight (the gate-derivative term of the Jacobian).
+    """
+    family = "leaky"
+    numba_kernels = "lwsim.backends.numba.leaky"
+    author_b = True                         # [B]'s author models are the four leaky cells
 
     def __init__(self, gate):
         self.gate = gate
         self.name = gate.name
+        self.options = gate.options
+        self.has_leak = gate.has_leak
+        self.gate_depends_on_state = gate.depends_on_state
+        self.blocks = 1 + gate.blocks       # the candidate's block plus the gate's
+
+    def gate_biases(self, cfg, s0, f0):
+        return self.gate.biases(s0)
 
     def gate_keys(self, cfg):
         return self.gate.keys

@@ -12,18 +12,12 @@ import numpy as np
 
 from .. import reference
 from .._validate import as_real_array, check_choice, check_int, check_real
-from . import constgate, diaggate, gru, lstm, rnn, sharedgate
+from .registry import KINDS
 
-KINDS = {"rnn": rnn.CELL, "constgate": constgate.CELL, "sharedgate": sharedgate.CELL,
-         "diaggate": diaggate.CELL, "gru": gru.CELL, "lstm": lstm.CELL}
-CELL_NAMES = tuple(KINDS)
+CELL_NAMES = tuple(KINDS)               # the built-in cells; registry.cell_names() adds registered ones
 BACKENDS = ("numpy", "numba", "cupy")
 SCHEMES = ("paper_a", "torch", "normal")
 OPTIONS = ("layernorm", "bias", "readout", "dtype", "s", "convention")   # make_cell's keywords
-
-
-def _logit(p):
-    return float(np.log(p / (1.0 - p)))
 
 
 def _rng(seed, name):
@@ -46,7 +40,7 @@ class Cell:
     def __init__(self, name, n_in, n_hidden, n_out=1, *, layernorm=False, bias=True,
                  readout="every", dtype="float64", s=None, convention=None):
         self.name = check_choice("name", name, KINDS)
-        self.kind = KINDS[name]
+        self.kind = kind = KINDS[name]
         self.n_in = check_int("n_in", n_in, 1)
         self.n_hidden = check_int("n_hidden", n_hidden, 1)
         self.n_out = check_int("n_out", n_out, 1)
@@ -56,13 +50,14 @@ class Cell:
         self.readout = check_choice("readout", readout, ("every", "last"))
         self.dtype = _parse_dtype(dtype)
         # an option that does not apply to this cell is an error, never silently ignored
-        for opt, value, owner in (("s", s, "constgate"), ("convention", convention, "gru")):
-            if value is not None and name != owner:
-                raise ValueError(f"{opt}={value!r} applies only to the {owner} cell, not to {name!r}; "
+        for opt, value in (("s", s), ("convention", convention)):
+            if value is not None and opt not in kind.options:
+                owners = " or ".join(k.name for k in KINDS.values() if opt in k.options)
+                raise ValueError(f"{opt}={value!r} applies only to the {owners} cell, not to {name!r}; "
                                  f"drop it")
-        self.s = check_real("s", 0.05 if s is None else s, 0.0, 1.0, lo_open=True) if name == "constgate" else None
+        self.s = check_real("s", 0.05 if s is None else s, 0.0, 1.0, lo_open=True) if "s" in kind.options else None
         self.convention = (check_choice("convention", "cho" if convention is None else convention, ("cho", "torch"))
-                           if name == "gru" else None)
+                           if "convention" in kind.options else None)
         if self.convention == "torch" and layernorm:
             raise ValueError("layernorm is not available for gru convention='torch' (torch.nn.GRU has none)")
 
@@ -121,7 +116,7 @@ class Cell:
         f0 = check_real("f0", f0, 0.0, 1.0, lo_open=True, hi_open=True)
         sigma_w = check_real("sigma_w", sigma_w, 0.0)
         shapes = self.param_shapes()
-        gate_biases = self._gate_biases(s0, f0)
+        gate_biases = self.kind.gate_biases(self, s0, f0)
         params = {}
         for name, shape in shapes.items():
             rng = _rng(seed, name)
@@ -146,17 +141,8 @@ class Cell:
             params[name] = np.ascontiguousarray(v, dtype=self.dtype)
         return params
 
-    def _gate_biases(self, s0, f0):
-        if self.name in ("sharedgate", "diaggate"):
-            return {"b_s": _logit(s0)}
-        if self.name == "gru":
-            return {"b_z": _logit(s0)} if self.convention == "cho" else {"b_iz": _logit(1.0 - s0)}
-        if self.name == "lstm":
-            return {"b_f": _logit(f0)}
-        return {}
-
     def _fan_in(self, name, shape):
-        if self.name in ("gru", "lstm") and name not in ("W_out", "b_out"):
+        if self.kind.torch_fan_in and name not in ("W_out", "b_out"):
             return self.n_hidden                    # torch.nn.GRU/LSTM: k = 1/√hidden_size
         if name in ("W_out", "b_out"):
             return self.n_hidden
@@ -355,7 +341,7 @@ class _NumpyBackend:
 def make_cell(name, n_in, n_hidden, n_out=1, **options):
     """Build a cell (docs/cells.md §1.9). Options: layernorm, bias, readout, dtype, s, convention."""
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string, one of {CELL_NAMES}")
+        raise TypeError(f"name must be a string, one of {tuple(KINDS)}")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise TypeError(f"make_cell: unknown option(s) {unknown}; the options are {', '.join(OPTIONS)}")

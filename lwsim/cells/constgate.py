@@ -15,6 +15,9 @@ class ConstGate(NoGate):
     See docs/cells.md §1.1.
     """
     name = "constgate"
+    form = "const"
+    options = ("s",)
+    has_leak = True
 
     def value(self, xp, cfg, rec):
         return cfg.s

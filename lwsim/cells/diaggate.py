@@ -5,7 +5,7 @@
   J_t = diag(1 − s_t) + diag(s_t ⊙ h̃') J_LN W_h + diag((h̃_t − h_{t−1}) ⊙ s'_t) U_s,
   leak d_t = 1 − s_t (per neuron).
 """
-from ._common import add_affine_grads, affine, sigmoid
+from ._common import add_affine_grads, affine, logit, sigmoid
 from ._leaky import LeakyCell
 
 
@@ -18,6 +18,11 @@ class DiagGate:
     keys = ("W_s", "U_s")           # gate weights (the bias b_s is set by the init scheme)
     recurrent_keys = ("U_s",)
     trace_keys = ("s",)
+    form = "per_unit"
+    options = ()
+    has_leak = True
+    depends_on_state = True
+    blocks = 1
 
     def shapes(self, cfg):
         H, D = cfg.n_hidden, cfg.n_in
@@ -25,6 +30,15 @@ class DiagGate:
         if cfg.bias:
             out["b_s"] = (H,)
         return out
+
+    def biases(self, s0):
+        return {"b_s": logit(s0)}
+
+    def recurrent_weight(self, p):
+        return p["U_s"]
+
+    def recurrent_diagonal(self, p):
+        return p["U_s"].diagonal()
 
     def forward(self, xp, p, cfg, x, h, rec):
         rec["s"] = sigmoid(xp, affine(p, "W_s", x, "U_s", h, "b_s"))

@@ -15,17 +15,31 @@
 from __future__ import annotations
 
 from ._common import (add_affine_grads, affine, ln_backward, ln_forward, ln_jvp,
-                      ln_times_matrix, sigmoid)
+                      ln_times_matrix, logit, sigmoid)
+from ._kind import CellKind
 
 
 def _dsig(s):
     return s * (1.0 - s)
 
 
-class GRUCell:
+class GRUCell(CellKind):
     """The GRU cell in either convention (option ``convention``; docs/cells.md §1.2)."""
     name = "gru"
     has_cell_state = False
+    options = ("convention",)
+    family = "gru"
+    numba_kernels = "lwsim.backends.numba.gru"
+    blocks = 3                              # z, r, g (torch: r, z, n)
+    torch_gates = "rzn"                     # nn.GRU, convention "torch" only
+    torch_fan_in = True
+
+    def gate_biases(self, cfg, s0, f0):
+        # "torch": z is the retention, so its bias is logit(1 − s0)
+        return {"b_z": logit(s0)} if cfg.convention == "cho" else {"b_iz": logit(1.0 - s0)}
+
+    def numba_variant(self, cfg):
+        return f"gru_{cfg.convention}"
 
     # ------------------------------------------------------------------ parameters
     def param_shapes(self, cfg):

@@ -13,15 +13,24 @@ ordered [[∂h/∂h, ∂h/∂c], [∂c/∂h, ∂c/∂c]].
 from __future__ import annotations
 
 from ._common import (add_affine_grads, affine, ln_backward, ln_forward, ln_jvp,
-                      ln_times_matrix, ln_times_matrix_diag, sigmoid)
+                      ln_times_matrix, ln_times_matrix_diag, logit, sigmoid)
+from ._kind import CellKind
 
 GATES = "ifo"
 
 
-class LSTMCell:
+class LSTMCell(CellKind):
     """The LSTM cell with state (h, c) (docs/cells.md §1.3)."""
     name = "lstm"
     has_cell_state = True
+    family = "lstm"
+    numba_kernels = "lwsim.backends.numba.lstm"
+    blocks = 4                              # i, f, g, o
+    torch_gates = "ifgo"                    # nn.LSTM
+    torch_fan_in = True
+
+    def gate_biases(self, cfg, s0, f0):
+        return {"b_f": logit(f0)}
 
     def param_shapes(self, cfg):
         H, D = cfg.n_hidden, cfg.n_in

@@ -17,9 +17,25 @@ class NoGate:
     keys = ()
     recurrent_keys = ()
     trace_keys = ()
+    form = "none"                        # s ≡ 1
+    options = ()
+    has_leak = False
+    depends_on_state = False
+    blocks = 0
 
     def shapes(self, cfg):
         return {}
+
+    def biases(self, s0):
+        return {}
+
+    def recurrent_weight(self, p):
+        """U with B_t = diag((h̃_t − h_{t−1}) ⊙ s'_t) U (docs/cells.md §1.7), None: no term."""
+        return None
+
+    def recurrent_diagonal(self, p):
+        """diag of the gate term's U per unit (H,), None: no term."""
+        return None
 
     def forward(self, xp, p, cfg, x, h, rec):
         return self.value(xp, cfg, rec)

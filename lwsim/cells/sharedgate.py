@@ -6,7 +6,7 @@
 
 s_t is stored with shape (B, 1) so that it broadcasts over the H units.
 """
-from ._common import sigmoid
+from ._common import logit, sigmoid
 from ._leaky import LeakyCell
 
 
@@ -19,6 +19,11 @@ class SharedGate:
     keys = ("w_s", "u_s")           # gate weights (the bias b_s is set by the init scheme)
     recurrent_keys = ()
     trace_keys = ("s",)
+    form = "shared"
+    options = ()
+    has_leak = True
+    depends_on_state = True
+    blocks = 0
 
     def shapes(self, cfg):
         out = {"w_s": (cfg.n_in,), "u_s": (cfg.n_hidden,)}
@@ -31,6 +36,15 @@ class SharedGate:
         if "b_s" in p:
             pre = pre + p["b_s"]
         return pre[:, None]
+
+    def biases(self, s0):
+        return {"b_s": logit(s0)}
+
+    def recurrent_weight(self, p):
+        return p["u_s"][None, :]
+
+    def recurrent_diagonal(self, p):
+        return p["u_s"]
 
     def forward(self, xp, p, cfg, x, h, rec):
         rec["s"] = sigmoid(xp, self._pre(p, x, h))

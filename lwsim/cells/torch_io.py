@@ -13,10 +13,9 @@ _READOUT = {"readout.weight": "W_out", "readout.bias": "b_out"}
 
 
 def _gate_order(cell):
-    if cell.name == "gru" and cell.convention == "torch":
-        return "rzn"
-    if cell.name == "lstm":
-        return "ifgo"
+    order = cell.kind.torch_gates              # None: no torch.nn counterpart (docs/cells.md §1.10)
+    if order is not None and cell.convention != "cho":     # a cho-convention GRU is not nn.GRU
+        return order
     raise ValueError("params_from_torch supports gru (convention='torch') and lstm only, "
                      f"got {cell!r}")
 
@@ -46,7 +45,7 @@ def params_from_torch(cell, state_dict):
     blocks = lambda a: {g: a[j * H:(j + 1) * H] for j, g in enumerate(order)}   # noqa: E731
     w_ih, w_hh = blocks(t["weight_ih_l0"]), blocks(t["weight_hh_l0"])
     p = {}
-    if cell.name == "gru":
+    if cell.kind.family == "gru":          # nn.GRU keys map one to one (both biases kept)
         for g in order:
             p[f"W_i{g}"], p[f"W_h{g}"] = w_ih[g], w_hh[g]
         if cell.bias:
@@ -79,7 +78,7 @@ def params_to_torch(cell, params):
     """
     order = _gate_order(cell)
     out = {}
-    if cell.name == "gru":
+    if cell.kind.family == "gru":          # nn.GRU keys map one to one (both biases kept)
         out["weight_ih_l0"] = np.concatenate([params[f"W_i{g}"] for g in order])
         out["weight_hh_l0"] = np.concatenate([params[f"W_h{g}"] for g in order])
         if cell.bias:

@@ -115,8 +115,8 @@ def progress_iter(iterable, total, desc, progress, min_total=2):
 
 
 def need_gated(cell, what):
-    if cell.name == "rnn":
-        raise ValueError(f"{what} needs a leak d_t: cell 'rnn' has none (docs/diagnostics.md §2.3); "
+    if not cell.kind.has_leak:
+        raise ValueError(f"{what} needs a leak d_t: cell {cell.name!r} has none (docs/diagnostics.md §2.3); "
                          "use the exact transports (lwsim.diagnostics.transport) instead")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import (AUTHOR_CELLS, CONVENTIONS, as_conventions, check_conventions,  # noqa: F401  (shared)
+from ..conventions import (CONVENTIONS, as_conventions, author_cells, check_conventions,  # noqa: F401  (shared)
                            need_author_cell)
 from .._validate import check_int
 from ._util import f64, to_numpy
@@ -36,7 +36,7 @@ def author_jacobians(cell, params, x, backend="numpy"):
     x = cell.check_x(x)
     trace = cell.forward(params, x, backend=backend)
     J = f64(to_numpy(cell.jacobians(params, x, backend=backend)))
-    if cell.name in ("rnn", "constgate"):
+    if not cell.kind.gate_depends_on_state:       # rnn, constgate: no gate term to swap
         return J
     return (J - gate_derivative_term(cell, params, x, trace)
             + gate_derivative_term(cell, params, x, trace, conventions="author"))

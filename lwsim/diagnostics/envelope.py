@@ -194,10 +194,11 @@ class EnvelopeAccumulator:
         self.acc_mu, self.acc_g0, self.cnt = np.zeros((n, H)), np.zeros((n, H)), np.zeros(n, dtype=np.int64)
         # the author's sources (Conventions.envelope_sources): k = t − ℓ ≥ 0 with Λ at h_k
         self.author = author = conv.envelope_sources == "source_state"
-        if not author and conv.gru_gamma0 == "three_terms" and cell.name == "gru":
+        if not author and conv.gru_gamma0 == "three_terms" and cell.kind.family == "gru":
             raise ValueError("Conventions.gru_gamma0 'three_terms' needs envelope_sources 'source_state' in the "
                              "envelope (only the author's accumulation has the three-term Γ⁰)")
-        self.h0 = author and cell.name not in ("gru", "lstm")  # the baselines' script counts the h₀ window
+        # the baselines' script (the leaky cells') counts the h₀ window; the GRU/LSTM script does not
+        self.h0 = author and cell.kind.family == "leaky"
         self.n_src = n_src = T + 1 if author else T             # author: sources k = 0 … T (row k: h_k)
         self.s1, self.s2, self.n_k = np.zeros(n_src), np.zeros(n_src), np.zeros(n_src)
         self.lam_neuron = np.zeros(H)

@@ -66,16 +66,19 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventio
     hp = h[:-1]
     T, B, H = hp.shape
     S = cell.state_size
-    name = cell.name
-    if name in ("rnn", "constgate"):
+    kind = cell.kind
+    if not kind.gate_depends_on_state:                          # rnn, constgate: B_t = 0
         return np.zeros((T, B, S, S))
+    if kind.family not in ("leaky", "gru", "lstm"):
+        raise ValueError(f"gate_derivative_term has no formula for cell {cell.name!r} "
+                         f"(family {kind.family!r}; docs/diagnostics.md §2.10)")
     G = {k: f64(v) for k, v in trace.gates.items()}
-    if name in ("sharedgate", "diaggate"):
+    if kind.family == "leaky":                                 # sharedgate, diaggate (a gate that reads h)
         ref = h[1:] if after_step else hp          # author: h_j; exact: h_{j−1}
         col = (f64(trace.cand) - ref) * _dsig(G["s"])
-        U = p["u_s"][None, :] if name == "sharedgate" else p["U_s"]
+        U = kind.gate.recurrent_weight(p)                       # u_sᵀ as a row, or U_s
         return col[..., :, None] * U
-    if name == "gru" and cell.convention == "cho":
+    if kind.family == "gru" and cell.convention == "cho":
         z, r, g = G["z"], G["r"], G["g"]
         out = ((g - hp) * _dsig(z))[..., None] * p["U_z"]
         for t in range(T):
@@ -87,7 +90,7 @@ def gate_derivative_term(cell, params, x, trace=None, backend="numpy", conventio
                 K = p["U_g"][None]
             out[t] += (z[t] * (1.0 - g[t] ** 2))[:, :, None] * ((K * (hp[t] * _dsig(r[t]))[:, None, :]) @ p["U_r"])
         return out
-    if name == "gru":
+    if kind.family == "gru":
         r, z, n = G["r"], G["z"], G["n"]
         hn = hp @ p["W_hn"].T + p.get("b_hn", 0.0)
         return (((hp - n) * _dsig(z))[..., None] * p["W_hz"]

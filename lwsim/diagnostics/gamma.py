@@ -89,22 +89,25 @@ def _author_factors(cell, params, x, trace, d):
     """The author's r_t (no LayerNorm Jacobian; GRU: diag(U_g)·diag(U_r)); Conventions.r_diagonal."""
     p = _np_params(cell, params)
     h_prev = f64(trace.h)[:-1]
-    if cell.name == "lstm":
+    family = cell.kind.family
+    if family == "lstm":
         r, e = _lstm_factors(cell, params, x, trace, ln_jacobian=False)
         return GateFactors(d=d, r=r, readout=e, trace=trace)
-    if cell.name == "gru":
+    if family == "gru":
         _need_cho(cell)
         z, rg, g = (f64(trace.gates[k]) for k in "zrg")
         r = ((g - h_prev) * z * (1.0 - z) * p["U_z"].diagonal()
              + z * (1.0 - g * g) * p["U_g"].diagonal() * (rg + h_prev * rg * (1.0 - rg) * p["U_r"].diagonal()))
         return GateFactors(d=d, r=r, readout=None, trace=trace)
+    if family != "leaky":
+        raise ValueError(f"conventions='author' has no gate factors for cell {cell.name!r} "
+                         f"(family {family!r}; docs/fidelity.md)")
     s = 1.0 - d                                   # constgate/sharedgate/diaggate: d = 1 − s
     cand = f64(trace.cand)
     r = s * (1.0 - cand * cand) * p["W_h"].diagonal()
-    if cell.name == "diaggate":
-        r = r + (cand - h_prev) * s * (1.0 - s) * p["U_s"].diagonal()
-    elif cell.name == "sharedgate":
-        r = r + (cand - h_prev) * s * (1.0 - s) * p["u_s"]
+    u_diag = cell.kind.gate.recurrent_diagonal(p)  # diag(U_s), u_s, or None (constgate)
+    if u_diag is not None:
+        r = r + (cand - h_prev) * s * (1.0 - s) * u_diag
     return GateFactors(d=d, r=r, readout=None, trace=trace)
 
 
@@ -117,7 +120,7 @@ def gate_factors(cell, params, x, backend="numpy", conventions="lwsim"):
     need_gated(cell, "Γ")
     conv = as_conventions(conventions)
     weight_diagonals = conv.r_diagonal == "weight_diagonals"
-    if weight_diagonals or cell.name == "lstm":
+    if weight_diagonals or cell.kind.family == "lstm":      # the LSTM's r is not diag J − d
         trace = cell.forward(params, x, backend=backend)
         d = f64(trace.leak)
         if weight_diagonals:
@@ -129,7 +132,7 @@ def gate_factors(cell, params, x, backend="numpy", conventions="lwsim"):
         trace, diag = cell.forward_and_jacobian_diagonal(params, x, backend=backend)   # one forward pass
         d = f64(trace.leak)
         fac = GateFactors(d=d, r=f64(diag) - d, readout=None, trace=trace)
-    if conv.gru_gamma0 == "three_terms" and cell.name == "gru":    # the author's 3-term Γ⁰ reads r_t
+    if conv.gru_gamma0 == "three_terms" and cell.kind.family == "gru":    # the author's 3-term Γ⁰ reads r_t
         _need_cho(cell)
         fac.reset = f64(trace.gates["r"])
     return fac

@@ -307,7 +307,7 @@ class MatchedAccumulator:
             if self.full_noise:
                 self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err, h,
                                                   self.pdirs[kd], self.weight)
-            if cell.name == "lstm":
+            if cell.kind.has_cell_state:           # state (h, c): keep one half of v
                 hidden = self.conv.lstm_source_tangent == "hidden"      # the author's v^h
                 v = np.ascontiguousarray(v[..., :H] if hidden else v[..., H:])
             c = np.zeros((n, xs.shape[1]))

@@ -144,7 +144,7 @@ def lr_profile(cell, params, x, max_lag=None, *, trim=(0.01, 0.99), min_points=5
     if len(trim) != 2 or not 0.0 <= trim[0] < trim[1] <= 1.0:
         raise ValueError(f"trim must be two quantiles 0 <= lo < hi <= 1, got {trim}")
     S = np.full((lags.size, T, B), np.nan)
-    gated = cell.name != "rnn"
+    gated = cell.kind.has_leak
     ret = np.full_like(S, np.nan)
     inj = np.full_like(S, np.nan)
     sl = batch_slices(B, chunk)

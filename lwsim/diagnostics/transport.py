@@ -156,7 +156,7 @@ def neuron_transport_diagonals(cell, params, x, lags, *, backend="numpy", chunk=
     for s in progress_iter(sl, len(sl), "exact transports", progress):
         xs = x[:, s]
         J = to_numpy(cell.jacobians(params, xs, backend=backend))
-        e = lstm_readout(cell.forward(params, xs, backend=backend)) if cell.name == "lstm" else None
+        e = lstm_readout(cell.forward(params, xs, backend=backend)) if cell.kind.family == "lstm" else None
         for t, W in iterate_products(J, lags[-1]):
             ok = lags <= W.shape[0]
             if not ok.any():

@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import config_of, declared
-from .workload import CHUNK, GATES, a_main_work, nlags
+from .workload import CHUNK, a_main_work, gates, nlags
 
 CALIBRATION_FILE = "calibration.json"
 BASELINE_BYTES = 300e6          # Python + NumPy + numba + lwsim imported
@@ -94,7 +94,7 @@ def peak_bytes(run):
     c, f8 = _typed(run), 8.0
     size = partial(declared, c)          # one model for every experiment: what it does not have is absent
     T, H, D = size("T", 1), size("H", 1), size("D", 1)
-    G = GATES.get(size("cell", "diaggate"), 2)
+    G = gates(size("cell", "diaggate"))
     n_seq = size("n_train", 0) + size("n_val", 0) + size("n_diag", size("n_seq", size("n_examples", 0)))
     data = n_seq * T * (D + 1) * f8
     batch = size("batch", size("probe", 1))

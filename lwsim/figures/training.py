@@ -59,7 +59,7 @@ def _float64(cell, res):
 
 def _a_cell(name, c):
     opts = {"layernorm": True, "readout": "every", "dtype": _train_dtype(c)}
-    if name == "constgate":
+    if "s" in lwsim.cells.kind(name).options:          # constgate's fixed gate
         opts["s"] = c["s0"]
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
 
@@ -73,7 +73,7 @@ def _a_params(cell, c):
     if mode not in ("lwsim", "final", "v1"):
         raise ValueError(f"gate_init must be 'lwsim', 'final' or 'v1', got {mode!r}")
     params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s0"], f0=0.5 if mode == "final" else 0.95)
-    if mode == "v1" and cell.name in ("gru", "lstm"):
+    if mode == "v1" and cell.kind.torch_gates is not None:   # the cells built from nn.Linear layers
         rng = np.random.default_rng([c["seed"], 0x7631])
         bound = 1.0 / np.sqrt(c["D"])
         for k in sorted(params):
@@ -202,7 +202,7 @@ def _decay_dict(decay):
 
 def _b_cell(name, c, readout="last"):
     opts = {"bias": False, "readout": readout, "dtype": _train_dtype(c)}
-    if name == "constgate":
+    if "s" in lwsim.cells.kind(name).options:          # constgate's fixed gate
         opts["s"] = BTrained.read(c, "s")
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
 

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..cells.registry import KINDS
 from .config import config_of, declared
 from .runner import Run
 
@@ -33,9 +34,15 @@ from .runner import Run
 REFERENCE_SECONDS = 78.0
 REFERENCE_RUNS = 36
 KERNEL_FREE = ("optimizer", "task")
-# cells that share their numba kernels (lwsim/backends/numba/leaky.py serves all four)
-KERNEL_FAMILY = {"rnn": "leaky cells", "constgate": "leaky cells", "sharedgate": "leaky cells",
-                 "diaggate": "leaky cells"}
+
+
+def kernel_batch(cell):
+    """The warm-up batch of a run's cell: one per numba kernel module, so cells that share one
+    (kind.family, e.g. leaky.py serves all four leaky cells) share a batch: "<family> cells";
+    a cell of its own, or a name that is no cell (an experiment's), is its own batch."""
+    kind = KINDS.get(cell)
+    family = None if kind is None else kind.family
+    return cell if family in (None, cell) else f"{family} cells"
 
 
 def _sizes(config):
@@ -156,7 +163,7 @@ def warm_up(groups, jobs=1, progress=True, say=print):
     batches = {}
     for r in runs:                       # one batch per kernel family: no two workers compile the same kernel
         cell = str(declared(_typed(r), "cell", r.experiment))
-        batches.setdefault(KERNEL_FAMILY.get(cell, cell), []).append((EXPERIMENTS[r.experiment], r.config_json))
+        batches.setdefault(kernel_batch(cell), []).append((EXPERIMENTS[r.experiment], r.config_json))
     t0 = time.perf_counter()
     failed = []
     jobs = min(int(jobs), len(batches))

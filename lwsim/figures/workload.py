@@ -4,15 +4,22 @@ matched-statistic samples, and the [A] train-and-diagnose shape (``a_main_work``
 experiment without a model of its own is estimated with. Imports no study."""
 from __future__ import annotations
 
+from ..cells.registry import KINDS
 from .config import declared
 
 CHUNK = 16                      # diagnostics' default sequence chunk (lwsim.diagnostics)
-GATES = {"rnn": 1, "constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}
+
+
+def gates(name):
+    """The per-step cost factor G of the cell ``name``: its kind's ``blocks`` (H-row pre-activation
+    blocks per step, docs/cells.md §1.10); 2, a diaggate's, for a name that is no cell."""
+    kind = KINDS.get(name)
+    return 2 if kind is None else kind.blocks
 
 
 def fwd(c, cell=None):
     H, D = declared(c, "H", 32), declared(c, "D", 1)
-    G = GATES.get(cell or declared(c, "cell", "diaggate"), 2)
+    G = gates(cell or declared(c, "cell", "diaggate"))
     return 2.0 * G * H * (H + D) + 12.0 * G * H
 
 

@@ -29,22 +29,23 @@ common.py, blas.py or readout.py, delete ``__pycache__/*.nbi`` / ``*.nbc`` in th
 """
 from __future__ import annotations
 
+from importlib import import_module
+
 import numpy as np
 
 from ... import reference
-from . import gru, leaky, lstm
+from ...cells._kind import no_kernels
 from .workspace import clear_workspace  # noqa: F401  (re-exported: frees loss_and_grad's buffers)
-
-_FAMILY = {"rnn": leaky, "constgate": leaky, "sharedgate": leaky, "diaggate": leaky,
-           "gru": gru, "lstm": lstm}
 
 
 def _family(cell):
-    fam = _FAMILY.get(cell.name)
-    if fam is None:                     # a cell added without its kernel module (docs/cells.md §1.9)
-        raise ValueError(f"backend 'numba' has no kernels for cell {cell.name!r}; add its kernel module to "
-                         "lwsim/backends/numba (and _FAMILY), or use backend='numpy'")
-    return fam
+    """The kernel module the cell kind names (``kind.numba_kernels``, docs/cells.md §1.10): a path
+    string, imported on first use, so that the cells never import the backends."""
+    path = cell.kind.numba_kernels
+    if path is None:                    # a cell added without its kernel module
+        raise no_kernels(cell, "numba", fix="give its kind a kernel module (numba_kernels, "
+                         "docs/cells.md §1.10), or use backend='numpy'")
+    return import_module(path)
 
 
 def forward(cell, p, x):
@@ -80,6 +81,7 @@ def lag_gradients(cell, p, x, y, mask, max_lag):
 def tangents(cell, p, x, dp):
     """Forward-mode tangents v_t = (∂h_t/∂θ)[w] (docs/diagnostics.md §2.7), fused kernels: ``dp`` one
     direction dict → (T+1, B, S); a list of K dicts → (K, T+1, B, S), all K in one pass."""
+    _family(cell)
     from .tangent_kernels import tangents as fused
     if isinstance(dp, dict):
         return fused(cell, p, x, [dp])[0]

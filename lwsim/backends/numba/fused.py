@@ -32,6 +32,7 @@ import numpy as np
 from numba import literal_unroll, njit
 
 from ..._optim_kernels import adam_update
+from ...cells._kind import no_kernels
 from . import gru, leaky, lstm
 from .common import fixed_order_sums64, like
 from .readout import loss_kernel
@@ -524,17 +525,17 @@ always last); buffers(cell, T) — the per-sequence floats of its forward/backwa
 
 def _leaky_pieces(c):
     H = c.n_hidden
-    G = H + (0, 0, 1, H)[leaky.MODES[c.name]]
+    G = H + (0, 0, 1, H)[leaky.mode_of(c)]
     return [(G, H + c.n_in + c.bias), (c.n_out, H), (H,), (H,), (c.n_out,)], 1
 
 
 def _leaky_buffers(c, T):
-    H, mode, nl = c.n_hidden, leaky.MODES[c.name], T if c.layernorm else 0
+    H, mode, nl = c.n_hidden, leaky.mode_of(c), T if c.layernorm else 0
     return (T + 1) * H + (T * H if mode else 0) + T * (0, 0, 1, H)[mode] + nl * (H + 1) + T * c.n_out
 
 
 def _leaky_steps(R, ops, c, Da, tune):
-    mode = leaky.MODES[c.name]
+    mode = leaky.mode_of(c)
     leaky_steps(R, ops, mode, c.dtype.type(c.s if mode == 1 else 1.0), c.layernorm, Da, tune)
 
 
@@ -565,16 +566,12 @@ FAMILIES = {
 
 
 def family(cell):
-    """The cell's entry of :data:`FAMILIES` (the kernel module that serves it: leaky.py serves the
-    four gated-leak cells, gru.py both conventions, lstm.py the LSTM)."""
-    if cell.name == "gru":
-        return FAMILIES["gru_torch" if cell.convention == "torch" else "gru_cho"]
-    if cell.name == "lstm":
-        return FAMILIES["lstm"]
-    if cell.name in leaky.MODES:
-        return FAMILIES["leaky"]
-    raise ValueError(f"the fused trainer has no kernels for cell {cell.name!r} (backend 'numba'); "
-                     "train it with fused=False")
+    """The cell's entry of :data:`FAMILIES`, by the cell kind's ``numba_variant`` (leaky.py serves
+    the four gated-leak cells, gru.py both conventions, lstm.py the LSTM; docs/cells.md §1.10)."""
+    fam = FAMILIES.get(cell.kind.numba_variant(cell)) if cell.kind.numba_kernels else None
+    if fam is None:
+        raise no_kernels(cell, "numba", "the fused trainer", "train it with fused=False")
+    return fam
 
 
 def _maps(cell, shapes):

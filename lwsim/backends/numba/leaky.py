@@ -34,7 +34,12 @@ from .tile import gemm_w, weight_panels
 from .tuning import params as tuning_params
 from .workspace import workspace
 
-MODES = {"rnn": 0, "constgate": 1, "sharedgate": 2, "diaggate": 3}
+MODES = {"none": 0, "const": 1, "shared": 2, "per_unit": 3}    # the gate's form (cells/_leaky.py)
+
+
+def mode_of(cell):
+    """The kernels' mode for ``cell``: its gate's declared form, never its name."""
+    return MODES[cell.kind.gate.form]
 
 
 # ---------------------------------------------------------------- time loops
@@ -217,7 +222,7 @@ def jacobian_kernel(h, cand, s, ahat, sig, W_h, Ug, mode, s_const, gamma, layern
 
 # ---------------------------------------------------------------- Python glue
 def _operands(cell, p):
-    mode = MODES[cell.name]
+    mode = mode_of(cell)
     blocks = [(p["W_x"], p.get("b_x"))]
     rec = [p["W_h"]]
     if mode == 2:
@@ -305,7 +310,7 @@ def assemble(cell, p, grads, dZ, dgamma, dbeta):
     chunks, dγ, dβ (float64); ``grads`` holds W_out (and b_out) already. Copies only (the fused
     trainer maps it once per training, fused.py)."""
     H = cell.n_hidden
-    mode = MODES[cell.name]
+    mode = mode_of(cell)
     dU, dWa = dZ[:, :H], dZ[:, H:]
     blocks = [("W_x", "b_x")]
     if mode == 2:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ...cells._kind import no_kernels
 from . import gru, leaky, lstm
 from .blas import gemm as gemm_inline
 from .common import TKERNEL, like
@@ -343,12 +344,13 @@ def _lstm(cell, p, x, dps, out):
 def tangents(cell, p, x, dps):
     """v (K, T+1, B, S) for the K directions ``dps`` (validated dicts, cell dtype): one forward
     pass and one tangent pass for all of them."""
+    run = _VARIANTS.get(cell.kind.numba_variant(cell)) if cell.kind.numba_kernels else None
+    if run is None:
+        raise no_kernels(cell, "numba", fix="use backend='numpy'")
     T, B, _ = x.shape
     out = np.empty((len(dps), T + 1, B, cell.state_size), dtype=cell.dtype)
-    if cell.name == "gru":
-        (_cho if cell.convention == "cho" else _torch)(cell, p, x, dps, out)
-    elif cell.name == "lstm":
-        _lstm(cell, p, x, dps, out)
-    else:
-        _leaky(cell, p, x, dps, out)
+    run(cell, p, x, dps, out)
     return out
+
+
+_VARIANTS = {"leaky": _leaky, "gru_cho": _cho, "gru_torch": _torch, "lstm": _lstm}   # by numba_variant

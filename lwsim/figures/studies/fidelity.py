@@ -64,7 +64,7 @@ def a_fidelity(c):
     task = make_task("sinmix", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"])
     ds = task.dataset(c["n_train"], 0, c["n_seq"], seed=c["seed"])
     opts = {"layernorm": True}
-    if c["cell"] == "constgate":
+    if "s" in lwsim.cells.kind(c["cell"]).options:     # constgate's fixed gate
         opts["s"] = c["s"]
     cell = lwsim.make_cell(c["cell"], c["D"], c["H"], dtype=_train_dtype(c), **opts)
     params = cell.init_params(seed=c["seed"], scheme="paper_a", s0=c["s"])
