@@ -32,7 +32,9 @@ import lwsim
 import lwsim.figures.studies  # noqa: F401  (registers the experiments)
 from lwsim import diagnostics as dg
 from lwsim import stats
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import fidelity as fid
 from lwsim.figures.studies import theory_check as th

@@ -37,7 +37,9 @@ import pytest
 import lwsim
 import lwsim.figures.studies  # noqa: F401  (registers the experiments)
 from lwsim import diagnostics as dg
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import b_expansion as bx
 from lwsim.figures.studies import b_rates as br

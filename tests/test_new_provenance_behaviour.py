@@ -37,7 +37,9 @@ import lwsim.figures.studies  # noqa: F401  (registers the experiments)
 from lwsim import diagnostics as dg
 from lwsim import optim, stats
 from lwsim.diagnostics.behaviour import behavioural_window, lag_coefficients
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies.behaviour import experiment as eb
 from lwsim.figures.studies.behaviour import findings as fb

@@ -33,7 +33,9 @@ import lwsim
 import lwsim.figures.studies  # noqa: F401  (registers the experiments)
 from lwsim import optim
 from lwsim.diagnostics.behaviour import behavioural_window, lag_coefficients
-from lwsim.figures.presets import SMOKE
+from lwsim.figures.studies import preset_sizes
+
+SMOKE = preset_sizes("smoke")
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import delay as dl
 from lwsim.tasks import Dataset

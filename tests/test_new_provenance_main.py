@@ -40,7 +40,11 @@ import pytest
 import lwsim
 import lwsim.figures.studies  # noqa: F401  (registers the experiments)
 from lwsim import stats
-from lwsim.figures.presets import A_CELLS, PRESETS, SMOKE
+from lwsim.figures.presets import A_CELLS, PRESET_NAMES
+from lwsim.figures.studies import preset_sizes
+
+PRESETS = {p: preset_sizes(p) for p in PRESET_NAMES}
+SMOKE = PRESETS["smoke"]
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import optimizers as op
 from lwsim.figures.studies.main import findings as fm
@@ -52,7 +56,7 @@ from lwsim.window import window_chain
 
 def _cfg(cell="gru", optimizer="adamw", **kw):
     c = {k: v for k, v in SMOKE["a_main"].items()
-         if k not in ("seeds", "optimizers", "compare_optimizers", "compare_seeds")}
+         if k not in ("seeds", "optimizers")}
     return {**c, **dict(cell=cell, seed=212, optimizer=optimizer, backend="numpy", nulls=["lag", "full"],
                         floor_ablations=[], n_boot=20, epochs=2,
                         eps=2.0, n_grid=[2 ** i for i in range(1, 14)]), **kw}   # ε 2: N̂ finite and spread
@@ -233,10 +237,10 @@ def test_training_lines_read_a8_r2():
 # --- A10 (optimizers) ----------------------------------------------------------------------------
 
 def test_compare_runs_use_compare_optimizers_and_seeds():
-    c = PRESETS["quick"]["a_main"]
+    c, own = PRESETS["quick"]["a_main"], PRESETS["quick"]["a_compare"]
     runs = op.compare_runs("quick", "numpy")
-    assert {r.config["optimizer"] for r in runs} == set(c["compare_optimizers"]) != set(c["optimizers"])
-    assert {r.config["seed"] for r in runs} == set(c["compare_seeds"]) != set(c["seeds"])
+    assert {r.config["optimizer"] for r in runs} == set(own["optimizers"]) != set(c["optimizers"])
+    assert {r.config["seed"] for r in runs} == set(own["seeds"]) != set(c["seeds"])
 
 
 def test_a10_averages_each_optimizer_over_its_own_runs():
