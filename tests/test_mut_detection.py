@@ -204,15 +204,16 @@ def test_noise_floor_kappa_bound_and_messages():
 # ---- _check_floors, _rows, _noise_rows -----------------------------------------------------------
 
 def test_check_floors_forms_and_messages():
-    assert det._check_floors(None, "lwsim") == ()
-    assert det._check_floors(None, "author") == ("snr", "ecf")
-    assert det._check_floors("ecf", "lwsim") == ("ecf",)
-    assert det._check_floors(("ecf", "snr", "ecf"), "lwsim") == ("snr", "ecf")     # canonical order
-    assert det._check_floors([], "author") == ()
+    from lwsim.conventions import AUTHOR, LWSIM
+    assert det._check_floors(None, LWSIM) == ()
+    assert det._check_floors(None, AUTHOR) == ("snr", "ecf")
+    assert det._check_floors("ecf", LWSIM) == ("ecf",)
+    assert det._check_floors(("ecf", "snr", "ecf"), LWSIM) == ("snr", "ecf")     # canonical order
+    assert det._check_floors([], AUTHOR) == ()
     with pytest.raises(TypeError, match=r"^floors must be None or a sequence of names from \('snr', 'ecf'\), got 3$"):
-        det._check_floors(3, "lwsim")
+        det._check_floors(3, LWSIM)
     with pytest.raises(ValueError, match=r"^floors must be names from \('snr', 'ecf'\), got \['sigma', 'x'\]$"):
-        det._check_floors(("snr", "sigma", "x"), "lwsim")
+        det._check_floors(("snr", "sigma", "x"), LWSIM)
 
 
 def test_rows_ragged_and_rectangular():

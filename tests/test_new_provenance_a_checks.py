@@ -130,7 +130,7 @@ def test_a12_stores_measured_and_theory_from_their_own_keys():
 
 @pytest.fixture(scope="module")
 def conventions_run():
-    c = dict({k: v for k, v in cx.SIZES["smoke"].items() if k != "seeds"}, cell="gru", seed=212, backend="numpy",
+    c = dict({k: v for k, v in cx.SIZES["a_conventions"]["smoke"].items() if k != "seeds"}, cell="gru", seed=212, backend="numpy",
              eps=2.0, n_grid=[2 ** i for i in range(1, 14)])    # ε 2: N̂ finite (at 20 every N̂ is inf here)
     out = EXPERIMENTS["a_conventions"](c)
     task = make_task("multilag", T=c["T"], D=c["D"], seed=c["seed"], lags=c["task_lags"], coefs=c["task_coefs"],
