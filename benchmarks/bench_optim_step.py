@@ -1,7 +1,7 @@
 """The optimizer step: the fused numba Adam/AdamW kernel against the NumPy reference path, side by
 side in one run, on the parameter dicts the figure grid trains (docs/experiments.md §5.2).
 
-Both paths give the same bits (tests/test_optim_fused.py); this prints what the fusion saves per
+Both paths give the same bits (tests/test_optim.py); this prints what the fusion saves per
 step, and one whole A16 training (lwsim.figures' delay study, quick preset) with each path.
 
     python benchmarks/bench_optim_step.py [--rounds 5]

@@ -4,7 +4,7 @@ Here the "other implementation" is a user's own NumPy Elman RNN with a hand-writ
 replace :func:`my_loss_and_grad` by yours. The parameters are lwsim's dict (names and shapes of
 docs/conventions.md: ``W_x`` (H, D), ``b_x`` (H), ``W_h`` (H, H), ``W_out`` (n_out, H),
 ``b_out`` (n_out)), so the same numbers go into both; lwsim's exact BPTT is the reference,
-itself held to finite differences by ``tests/test_cells_reference.py``.
+itself held to finite differences by ``tests/test_reference.py``.
 
 Run: ``python examples/own_cell_gradients.py [tiny|small]``.
 """

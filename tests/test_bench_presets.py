@@ -1,13 +1,24 @@
-"""benchmarks/bench_presets.py: its order, its aggregates and its numba-cache bookkeeping (no preset runs)."""
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+benchmarks/bench_presets.py: its order, its aggregates and its numba-cache bookkeeping (no preset runs)."""
+
+
 import hashlib
 import importlib.util
 from pathlib import Path
 
 import pytest
 
+
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_presets.py"
+
+
 _module_spec = importlib.util.spec_from_file_location("bench_presets", PATH)
+
+
 bp = importlib.util.module_from_spec(_module_spec)
+
+
 _module_spec.loader.exec_module(bp)
 
 

@@ -1,15 +1,21 @@
-"""The command lines answer a user's mistake with one line on stderr and exit status 2, before any
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+The command lines answer a user's mistake with one line on stderr and exit status 2, before any
 run or analysis starts (docs/troubleshooting.md)."""
+
+
 import numpy as np
 import pytest
 
 import lwsim
 from lwsim import _cli
 from lwsim.analyze import __main__ as analyze_cli
-from lwsim.figures import __main__ as figures_cli
-from lwsim.figures import drawing as figures_mod
+from lwsim.figures import __main__ as figures_cli, drawing as figures_mod
+
 
 theory_cli = pytest.importorskip("theory.__main__")
+
+
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 
@@ -49,6 +55,32 @@ def no_cupy(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", imp)
 
 
+# ------------------------------------------------------------------ lwsim.analyze
+@pytest.fixture
+def model_files(tmp_path):
+    cell = lwsim.make_cell("lstm", 3, 4, 2)
+    safetensors_numpy.save_file(cell.params_to_torch(cell.init_params(0, "torch")), str(tmp_path / "w.safetensors"))
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", x=rng.standard_normal((10, 24, 3)), y=rng.standard_normal((10, 24, 2)))
+    return tmp_path, ["--cell", "lstm", "--hidden", "4", "--weights", str(tmp_path / "w.safetensors"),
+                      "--data", str(tmp_path / "d.npz"), "--no-progress", "--backend", "numpy"]
+
+
+@pytest.fixture
+def no_analysis(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("the analysis started before the arguments were checked")
+    monkeypatch.setattr(analyze_cli, "analyze", boom)
+    monkeypatch.setattr(analyze_cli, "infer_model", boom)
+
+
+# ------------------------------------------------------------------ python -m theory
+@pytest.fixture
+def fast_page(monkeypatch):
+    from theory import derivations
+    monkeypatch.setattr(derivations, "markdown", lambda items=None: "# page\n")
+
+
 # ------------------------------------------------------------------ lwsim.figures
 def test_figures_out_is_a_file(tmp_path, capsys, no_figures):
     (tmp_path / "f").write_text("x")
@@ -86,25 +118,6 @@ def test_figures_backend_cupy_without_cupy(tmp_path, capsys, no_figures, no_cupy
     rc, err = _run(figures_cli.main, ["--preset", "smoke", "--backend", "cupy", "--out", str(tmp_path / "o"),
                                       "--cache", str(tmp_path / "c")], capsys)
     _assert_one_line(rc, err, r"--backend cupy needs CuPy, which is not installed: pip install 'lwsim\[gpu\]'")
-
-
-# ------------------------------------------------------------------ lwsim.analyze
-@pytest.fixture
-def model_files(tmp_path):
-    cell = lwsim.make_cell("lstm", 3, 4, 2)
-    safetensors_numpy.save_file(cell.params_to_torch(cell.init_params(0, "torch")), str(tmp_path / "w.safetensors"))
-    rng = np.random.default_rng(0)
-    np.savez(tmp_path / "d.npz", x=rng.standard_normal((10, 24, 3)), y=rng.standard_normal((10, 24, 2)))
-    return tmp_path, ["--cell", "lstm", "--hidden", "4", "--weights", str(tmp_path / "w.safetensors"),
-                      "--data", str(tmp_path / "d.npz"), "--no-progress", "--backend", "numpy"]
-
-
-@pytest.fixture
-def no_analysis(monkeypatch):
-    def boom(*a, **k):
-        raise AssertionError("the analysis started before the arguments were checked")
-    monkeypatch.setattr(analyze_cli, "analyze", boom)
-    monkeypatch.setattr(analyze_cli, "infer_model", boom)
 
 
 def test_analyze_out_is_a_file(model_files, capsys, no_analysis):
@@ -166,13 +179,6 @@ def test_analyze_bad_input_one_line(model_files, capsys, monkeypatch, extra, pat
     monkeypatch.chdir(d)
     rc, err = _run(analyze_cli.main, [*argv, "--out", str(d / "r"), *extra], capsys)
     _assert_one_line(rc, err, r"^lwsim\.analyze: error: .*" + pattern)
-
-
-# ------------------------------------------------------------------ python -m theory
-@pytest.fixture
-def fast_page(monkeypatch):
-    from theory import derivations
-    monkeypatch.setattr(derivations, "markdown", lambda items=None: "# page\n")
 
 
 def test_theory_outside_the_repository_prints(tmp_path, monkeypatch, capsys, fast_page):

@@ -1,8 +1,11 @@
-"""The site's formulas are MathML written at build time (docs/hooks.py, docs/index.md): every
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+The site's formulas are MathML written at build time (docs/hooks.py, docs/index.md): every
 formula of every page is a <math> element, no raw LaTeX delimiter is left for a script, and no
 script is fetched from the network."""
+
+
 import html
-import importlib.util
 import re
 import subprocess
 import sys
@@ -10,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "docs"))
-hooks = pytest.importorskip("hooks")
 
-NEEDS = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "latex2mathml")
-pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in NEEDS),
-                                reason="the docs extra is not installed: pip install '.[docs]'")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+sys.path.insert(0, str(ROOT / "docs"))
+
+
+hooks = pytest.importorskip("hooks")
 
 
 @pytest.fixture(scope="module")

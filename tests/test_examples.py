@@ -1,4 +1,8 @@
-"""The scripts in examples/ run at their tiny size and say what they claim (docs/examples.md)."""
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+The scripts in examples/ run at their tiny size and say what they claim (docs/examples.md)."""
+
+
 from __future__ import annotations
 
 import importlib.util
@@ -6,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 

@@ -1,12 +1,19 @@
-"""No import circles in lwsim/ and theory/ (docs/project.md, "Layout"): the import graph is built
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+No import circles in lwsim/ and theory/ (docs/project.md, "Layout"): the import graph is built
 from the source with ast (no module is imported), every import counted, also those inside
 functions; a cycle fails the test and is named."""
+
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
 PACKAGES = ("lwsim", "theory")
 
 

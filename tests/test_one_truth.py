@@ -1,8 +1,13 @@
-"""One truth per statement (issue 33 item 5): the places that state the same fact agree."""
+"""Checks across the project (cross-cutting; docs/testing.md).
+
+One truth per statement (issue 33 item 5): the places that state the same fact agree."""
+
+
 import re
 from pathlib import Path
 
 from lwsim.figures import cost
+
 
 ROOT = Path(__file__).resolve().parent.parent
 

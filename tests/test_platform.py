@@ -1,8 +1,12 @@
-"""The pinned numerical platform and nothing lost or hidden (issue 33; docs/performance.md,
+"""Tests of lwsim/platform.py (laid out like the code: docs/testing.md).
+
+The pinned numerical platform and nothing lost or hidden (issue 33; docs/performance.md,
 "Bit-reproducibility"): pinned runs give the same bits under two different native detections
 (and native runs do not, so the test can fail), the compare report, --only keeping the verdicts
 it did not recompute, outputs that follow the umask, output folders and extras checked before
 any work."""
+
+
 import json
 import os
 import shutil
@@ -17,10 +21,15 @@ from lwsim import platform
 from lwsim.figures import compare
 from lwsim.figures.findings import KEPT, merge_earlier
 
+
 CMD = [sys.executable, "-m", "lwsim.figures", "--preset", "smoke", "--backend", "numpy", "--no-progress",
        "--jobs", "2"]
+
+
 # another native detection, forced: OpenBLAS's pre-AVX2 kernels, NumPy at its baseline SIMD level
 OTHER = {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3"}
+
+
 needs_pin = pytest.mark.skipif(platform.pinnable() is not None, reason=f"not pinnable: {platform.pinnable()}")
 
 
@@ -34,12 +43,9 @@ def run_cli(*args, env=None, umask=None, check=True):
     return p
 
 
-def test_pinned_env_overrides_what_the_machine_set():
-    env, notes = platform.pinned_env({"OPENBLAS_CORETYPE": "SkylakeX", "PATH": "/bin"})
-    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["PATH"] == "/bin"
-    assert env[platform.ENV_MODE] == "pinned" and "NUMBA_CPU_FEATURES" in env
-    assert len(notes) == 1 and "OPENBLAS_CORETYPE=SkylakeX" in notes[0] and "--native" in notes[0]
-    assert platform.pinned_env({"OPENBLAS_CORETYPE": "Haswell"})[1] == []     # already pinned: no note
+# ----------------------------------------------------------------------------------------------
+# pinnable
+# ----------------------------------------------------------------------------------------------
 
 
 def test_pinnable_needs_avx2_and_fma():
@@ -150,6 +156,24 @@ def test_uncreatable_out_refused_before_any_work(tmp_path):
     assert p.returncode == 2 and "--out" in p.stderr and "cannot create" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and "runs:" not in p.stdout
     assert not (tmp_path / "runs").exists()                            # nothing computed, nothing written
+
+
+# ----------------------------------------------------------------------------------------------
+# pinned_env
+# ----------------------------------------------------------------------------------------------
+
+
+def test_pinned_env_overrides_what_the_machine_set():
+    env, notes = platform.pinned_env({"OPENBLAS_CORETYPE": "SkylakeX", "PATH": "/bin"})
+    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["PATH"] == "/bin"
+    assert env[platform.ENV_MODE] == "pinned" and "NUMBA_CPU_FEATURES" in env
+    assert len(notes) == 1 and "OPENBLAS_CORETYPE=SkylakeX" in notes[0] and "--native" in notes[0]
+    assert platform.pinned_env({"OPENBLAS_CORETYPE": "Haswell"})[1] == []     # already pinned: no note
+
+
+# ----------------------------------------------------------------------------------------------
+# main
+# ----------------------------------------------------------------------------------------------
 
 
 def test_scheduler_without_dask_is_an_error_before_any_bar(tmp_path, monkeypatch, capsys):

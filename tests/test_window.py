@@ -1,6 +1,9 @@
-"""lwsim.window, the [A] window chain in one place (docs/statistics.md §3.3), and the nulls declared
+"""Tests of lwsim/window.py (laid out like the code: docs/testing.md).
+
+lwsim.window, the [A] window chain in one place (docs/statistics.md §3.3), and the nulls declared
 in lwsim.stats.nulls: the figures' studies and lwsim.analyze give the same numbers under every
 null, because both run this code."""
+
 
 import numpy as np
 import pytest
@@ -11,7 +14,10 @@ from lwsim.analyze import analyze
 from lwsim.figures import training
 from lwsim.stats.nulls import NULL_NAMES
 
+
 LAGS = np.arange(1, 7)
+
+
 N_GRID = [10, 100, 1000, 10000]
 
 
@@ -45,6 +51,42 @@ def test_analyze_and_the_studies_give_the_same_window_under_every_null(model):
     np.testing.assert_array_equal(studies["author"].mean, studies["f32"].mean)      # same float32 pass
 
 
+# ----------------------------------------------------------------------------------------------
+# detect
+# ----------------------------------------------------------------------------------------------
+
+
+def test_detect_needs_the_float32_pass_for_the_float32_nulls(model):
+    cell, params, x, y = model
+    ms = lwsim.diagnostics.matched_statistic(cell, params, x, y, 0.5, LAGS, progress=False)
+    for n in ("f32", "author"):
+        with pytest.raises(ValueError, match="float32"):
+            window.detect(ms, LAGS, N_GRID, (n,))
+    with pytest.raises(ValueError, match="float32"):
+        window.detect(ms, LAGS, N_GRID, ("lag",), diag32=True)
+    with pytest.raises(ValueError, match="null: 'loose' is not one of lag, full"):
+        window.detect(ms, LAGS, N_GRID, ("loose",))
+
+
+def test_the_defaults_are_the_statistics_own(model):
+    """window_chain and detect with their defaults give what matched_statistic and detection_table
+    give with theirs (eps 20, n_boot 200, no floors, no cap, orient False, …): the chain adds no
+    setting of its own."""
+    cell, params, x, y = model
+    ms = lwsim.diagnostics.matched_statistic(cell, params, x, y, 0.5, LAGS, progress=False, backend="numba")
+    want = lwsim.stats.detection_table(ms.samples, LAGS, N_GRID)
+    got = window.detect(ms, LAGS, N_GRID)["lag"]["auto"]
+    chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID)["lag"]
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
+        np.testing.assert_array_equal(getattr(chain, f), getattr(want, f), err_msg=f)
+
+
+# ----------------------------------------------------------------------------------------------
+# window_chain
+# ----------------------------------------------------------------------------------------------
+
+
 def test_the_chain_and_its_windows(model):
     cell, params, x, y = model
     chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID, nulls=("lag", "full"), K=2, seed=3, eps=2.0,
@@ -64,35 +106,6 @@ def test_the_chain_and_its_windows(model):
     np.testing.assert_array_equal(alone["lag"].n_hat, w.n_hat)
 
 
-def test_detect_needs_the_float32_pass_for_the_float32_nulls(model):
-    cell, params, x, y = model
-    ms = lwsim.diagnostics.matched_statistic(cell, params, x, y, 0.5, LAGS, progress=False)
-    for n in ("f32", "author"):
-        with pytest.raises(ValueError, match="float32"):
-            window.detect(ms, LAGS, N_GRID, (n,))
-    with pytest.raises(ValueError, match="float32"):
-        window.detect(ms, LAGS, N_GRID, ("lag",), diag32=True)
-    with pytest.raises(ValueError, match="null: 'loose' is not one of lag, full"):
-        window.detect(ms, LAGS, N_GRID, ("loose",))
-
-
-@pytest.mark.filterwarnings("ignore:only 60 diagnostic sequences", "ignore:n_grid. budgets up to")
-def test_analyze_nulls_option_errors(model):
-    cell, params, x, y = model
-    kw = dict(lags=LAGS, n_grid=N_GRID, exact=False, progress=False)
-    with pytest.raises(ValueError, match="nulls: 'none' is not one of"):
-        analyze(cell, params, x, y, nulls=("lag", "none"), **kw)
-    with pytest.raises(TypeError, match="nulls must be a sequence"):
-        analyze(cell, params, x, y, nulls="lag", **kw)
-    with pytest.raises(ValueError, match="noise must be one of"):
-        analyze(cell, params, x, y, noise="loose", **kw)
-    with pytest.raises(ValueError, match="statistic 'sequence'"):
-        analyze(cell, params, x, y, statistic="instantaneous", nulls=("full",), **kw)
-    # noise joins the nulls when not listed
-    rep = analyze(cell, params, x, y, nulls=("lag",), noise="floors", **kw)
-    assert tuple(rep.detection_nulls) == ("lag", "floors") and rep.detection is rep.detection_nulls["floors"]
-
-
 def test_the_window_reads_every_field_of_its_table_and_the_chain_keeps_its_float32_pass(model):
     cell, params, x, y = model
     chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID, nulls=("lag", "author"), K=2, seed=3,
@@ -105,17 +118,3 @@ def test_the_window_reads_every_field_of_its_table_and_the_chain_keeps_its_float
     assert chain.matched32 is not None                        # the float32 pass the "author" table read
     assert not np.array_equal(chain.matched32.samples, chain.matched.samples)
     np.testing.assert_array_equal(w.mean, chain.matched32.samples.mean(axis=1))
-
-
-def test_the_defaults_are_the_statistics_own(model):
-    """window_chain and detect with their defaults give what matched_statistic and detection_table
-    give with theirs (eps 20, n_boot 200, no floors, no cap, orient False, …): the chain adds no
-    setting of its own."""
-    cell, params, x, y = model
-    ms = lwsim.diagnostics.matched_statistic(cell, params, x, y, 0.5, LAGS, progress=False, backend="numba")
-    want = lwsim.stats.detection_table(ms.samples, LAGS, N_GRID)
-    got = window.detect(ms, LAGS, N_GRID)["lag"]["auto"]
-    chain = window.window_chain(cell, params, 0.5, x, y, LAGS, N_GRID)["lag"]
-    for f in FIELDS:
-        np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
-        np.testing.assert_array_equal(getattr(chain, f), getattr(want, f), err_msg=f)

@@ -2,7 +2,7 @@
 
 Framework-free (SymPy + NumPy only). Every closed form is *derived* (solve, series, expand, diff,
 rsolve) from the definitions in docs/, exported as a SymPy expression and as a lambdified
-NumPy function, and checked against numerics / lwsim by ``tests/test_theory_*.py``.
+NumPy function, and checked against numerics / lwsim by ``tests/theory/test_*.py``.
 
 Modules (imported lazily-cheap: nothing is derived at import time, derivations are cached):
 

@@ -157,10 +157,10 @@ def check_compact_jacobians(n_points: int = 3, seed: int = 0, rtol: float = 1e-1
 # --------------------------------------------------------------------------------------------
 # the list of results
 # --------------------------------------------------------------------------------------------
-_T = "tests/test_theory_cells.py::"
+_T = "tests/theory/test_cells.py::"
 _CELL_TESTS = (_T + "test_spec_closed_forms_match_derivation", _T + "test_against_lwsim",
-               "tests/test_cells_reference.py::test_jacobians_match_finite_differences",
-               "tests/test_docs.py::test_compact_jacobians_equal_the_derivation")
+               "tests/test_reference.py::test_jacobians_match_finite_differences",
+               "tests/theory/test_derivations.py::test_compact_jacobians_equal_the_derivation")
 _CELL_ASSUME = ("exact derivative of the one-step map (no approximation); the gate-derivative "
                 "terms use h_{t−1}; LN with the biased variance and ε = 10⁻⁵")
 
@@ -217,7 +217,7 @@ def _cell_items():
                       "σ′ and tanh′ are written through the gate or candidate values, as lwsim "
                       "computes them", ()),
            Derivation("cells", "LayerNorm Jacobian", _LN, "LN over the H units, biased variance",
-                      ("tests/test_docs.py::test_compact_jacobians_equal_the_derivation",))]
+                      ("tests/theory/test_derivations.py::test_compact_jacobians_equal_the_derivation",))]
     J, _ = _cells.jacobian("rnn", H=2, D=1)
     out.append(Derivation("cells", "rnn without LayerNorm, H = 2, D = 1: SymPy's entry (0, 0) "
                           "(the one full expansion short enough to show)",
@@ -238,7 +238,7 @@ def _collected(expr: sp.Expr, symbols) -> sp.Expr:
 
 
 def _expansion_items():
-    TE = "tests/test_theory_expansion.py::"
+    TE = "tests/theory/test_expansion.py::"
     nc = "A_i, B_i non-commuting matrices, ε a scalar"
     n = 3
     L1, L2 = _ex.first_order_coefficient(n), _ex.second_order_coefficient(n)
@@ -267,13 +267,13 @@ def _expansion_items():
         Derivation("expansion", "Γ, diagonal leak, n = 3", r"\Gamma = " + latex(g.gamma),
                    "A_j = diag(d_j), first order in the diagonal perturbations r_j, d_j ≠ 0",
                    (TE + "test_gamma_symbolic", TE + "test_gamma_equals_diagonal_of_product_expansion",
-                    "tests/test_diagnostics_gamma.py::test_prefix_sum_gamma_equals_direct_loop")),
+                    "tests/diagnostics/test_gamma.py::test_prefix_sum_gamma_equals_direct_loop")),
         Derivation("expansion", "Γ and Γ⁰ for any n (log-space derivation)",
                    r"\Gamma = " + latex(G) + r",\qquad \Gamma^{0} = " + latex(G0),
                    "d_j > 0 (log space); first order in r_j",
                    (TE + "test_gamma_symbolic",
-                    "tests/test_diagnostics_gamma.py::test_gamma0_equals_leak_product_exactly",
-                    "tests/test_diagnostics_gamma.py::test_gamma_error_shrinks_as_E_squared")),
+                    "tests/diagnostics/test_gamma.py::test_gamma0_equals_leak_product_exactly",
+                    "tests/diagnostics/test_gamma.py::test_gamma_error_shrinks_as_E_squared")),
         Derivation("expansion", "constant gate, linearised: exact transport",
                    r"M_\ell = " + latex(t.exact) + w, "tanh → identity, constant s; I and W commute",
                    (TE + "test_constgate_symbolic", TE + "test_constgate_closed_forms_vs_matrix_powers")),
@@ -297,12 +297,12 @@ def _expansion_items():
                    r"\mu_\ell \propto " + latex(_ex.lag_schedule()) + r",\qquad \tau = "
                    + latex(_ex.time_constant()), "zero order (gates only), constant s ∈ (0, 1)",
                    (TE + "test_lag_schedule_and_time_constant",
-                    "tests/test_diagnostics_envelope.py::test_constgate_linear_envelope_and_timescales_closed_form")),
+                    "tests/diagnostics/test_envelope.py::test_constgate_linear_envelope_and_timescales_closed_form")),
     ]
 
 
 def _stable_items():
-    TS = "tests/test_theory_stable.py::"
+    TS = "tests/theory/test_stable.py::"
     a = "X_i i.i.d. SαS(α, σ), α ∈ (0, 2]; N samples"
     return [
         Derivation("stable", "characteristic function", r"\varphi(t) = " +
@@ -312,21 +312,21 @@ def _stable_items():
                    latex(_st.sample_mean_characteristic_function()) + r",\qquad \sigma_N = "
                    + latex(_st.sample_mean_scale()), a,
                    (TS + "test_characteristic_function_of_mean", TS + "test_monte_carlo_slope_lwsim",
-                    "tests/test_stats_stable.py::test_sample_mean_concentrates_at_rate_n_to_minus_one_over_kappa")),
+                    "tests/stats/test_stable.py::test_sample_mean_concentrates_at_rate_n_to_minus_one_over_kappa")),
         Derivation("stable", "concentration exponent and κ_α",
                    r"\frac{d\log\sigma_N}{d\log N} = " + latex(_st.mean_scale_exponent())
                    + r",\quad \kappa_\alpha = " + latex(_st.kappa_alpha()) + r",\quad \sigma_N = "
                    + latex(_st.sample_mean_scale_kappa()), a + "; α ∈ (1, 2]",
                    (TS + "test_symbolic_results", TS + "test_lwsim_closed_forms_match_derivation",
-                    "tests/test_stats_stable.py::test_kappa")),
+                    "tests/stats/test_stable.py::test_kappa")),
         Derivation("stable", "heavier tails, larger κ", r"\frac{d\kappa_\alpha}{d\alpha} = "
                    + latex(_st.dkappa_dalpha()), "α ∈ (1, 2]", (TS + "test_symbolic_results",)),
     ]
 
 
 def _scaling_items():
-    TS = "tests/test_theory_scaling.py::"
-    TP = "tests/test_theory_planted.py::"
+    TS = "tests/theory/test_scaling.py::"
+    TP = "tests/theory/test_planted.py::"
     out = [Derivation("scaling", "detection threshold", "A = " + latex(_sc.A_definition()) +
                       r",\qquad \mathrm{SNR} = \frac{c\,f(\ell)\,N^{1/\kappa}}{\sigma} = \epsilon",
                       "matched-statistic mean c f(ℓ), SαS noise of scale σ (docs/statistics.md §3.3)",

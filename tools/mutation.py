@@ -1,6 +1,6 @@
 """Run mutmut 3 on one module against that module's own tests (issue 32).
 
-    nice -n 15 python tools/mutation.py lwsim/stats/decay.py tests/test_stats_decay.py [-- -k expr]
+    nice -n 15 python tools/mutation.py lwsim/stats/decay.py tests/stats/test_decay.py [-- -k expr]
 
 What it does: fixes mutmut's configuration from pyproject.toml's [tool.mutmut]
 (source_paths, do_not_mutate, ...) and overrides, for this run only,

@@ -30,7 +30,7 @@ from .runner import Run
 # on the idle reference machine (2-core AMD EPYC, Zen 3, AVX2), pinned, 2026-12-07, the fused
 # trainer's kernels included (the README's "78 s of it compiling", docs/performance.md "Compilation
 # and the first run"; benchmarks/bench_first_run.py): the "about N s" of the message, scaled by
-# the number of runs. tests/test_warmup.py checks that the README says the same number.
+# the number of runs. tests/figures/test_warmup.py checks that the README says the same number.
 REFERENCE_SECONDS = 78.0
 REFERENCE_RUNS = 36
 KERNEL_FREE = ("optimizer", "task")

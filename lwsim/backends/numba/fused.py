@@ -8,7 +8,7 @@ numba call runs K steps: minibatch gather, forward, loss, exact BPTT, the global
 clip, and the optimizer update, on parameters and optimizer buffers held in flat arrays. train.py
 leaves it only where Python has something to do: a validation point, a checkpoint, the end.
 
-Same bits as the step-by-step path (tests/test_numba_fused.py), by construction:
+Same bits as the step-by-step path (tests/backends/numba/test_fused.py), by construction:
   - the cell's own kernels (leaky.py, gru.py, lstm.py) run on the same operands, chunk by chunk in
     the chunk layout the thread pool would use (threads.chunks), partial sums added in chunk order;
   - operands and gradients are moved by index maps, made once per training by running each family's

@@ -34,7 +34,7 @@ per chunk of sequences on the thread pool of threads.py (single-threaded BLAS), 
 Cost: per step and direction about B·H·G multiply-adds each for dU h_{t−1} and U dh, both at the
 BLAS small-matrix rate already at K = 1, so batching the K directions saves mainly the K − 1
 forward passes. Each direction's rows are computed as in a single call: K-batched results equal
-K single calls to round-off (tests/test_tangents_numba.py; bit-identical where BLAS forms each
+K single calls to round-off (tests/backends/numba/test_tangent_kernels.py; bit-identical where BLAS forms each
 dot product the same way for both shapes, as measured with SciPy's OpenBLAS).
 """
 from __future__ import annotations

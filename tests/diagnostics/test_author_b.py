@@ -1,0 +1,136 @@
+"""Tests of lwsim/diagnostics/author_b.py (laid out like the code: docs/testing.md).
+
+[B]'s quantities under conventions="author" and the author's protocol options (docs/fidelity.md).
+
+Every expectation is rebuilt here from the author's formulas with explicit loops (gate term from
+the state after the step, products J_{k+1} ⋯ J_t, power iterations, lower medians, floors), not by
+calling the code under test a second way."""
+
+
+import numpy as np
+import pytest
+
+import lwsim
+from lwsim.diagnostics import author_b as ab
+
+
+def _sig(a):
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def _setup(name="diaggate", H=4, D=2, T=7, B=3, seed=0):
+    cell = lwsim.make_cell(name, D, H, bias=False, readout="last")
+    p = cell.init_params(seed=seed, scheme="normal", sigma_w=0.6)
+    x = np.random.default_rng(seed + 1).uniform(size=(T, B, D))
+    return cell, p, x
+
+
+def _author_J(cell, p, x):
+    """[B]'s compute_J_blocks, by hand: J_t = diag(g) D W + diag(1−g) + diag(φ(a_t) − h_t) σ' U_g."""
+    T, B, _ = x.shape
+    H = cell.n_hidden
+    h = np.zeros((B, H))
+    J = np.zeros((T, B, H, H))
+    for t in range(T):
+        a = x[t] @ p["W_x"].T + h @ p["W_h"].T
+        phi = np.tanh(a)
+        if cell.name == "diaggate":
+            g = _sig(x[t] @ p["W_s"].T + h @ p["U_s"].T)
+            Ug = p["U_s"]
+        else:
+            g = np.repeat(_sig(x[t] @ p["w_s"] + h @ p["u_s"])[:, None], H, axis=1)
+            Ug = np.broadcast_to(p["u_s"][None, :], (H, H))
+        h_new = g * phi + (1 - g) * h
+        for b in range(B):
+            J[t, b] = (np.diag(g[b] * (1 - phi[b] ** 2)) @ p["W_h"] + np.diag(1 - g[b])
+                       + np.diag((phi[b] - h_new[b]) * g[b] * (1 - g[b])) @ Ug)
+        h = h_new
+    return J
+
+
+def _rev(J, b, t, k):
+    M = np.eye(J.shape[-1])
+    for j in range(k + 1, t + 1):           # J_{k+1} ⋯ J_t: earliest on the left
+        M = M @ J[j - 1, b]
+    return M
+
+
+# ----------------------------------------------------------------------------------------------
+# author_jacobians
+# ----------------------------------------------------------------------------------------------
+
+
+# ----------------------------------------------------------------------------- item 1: gate term
+@pytest.mark.parametrize("name", ["diaggate", "sharedgate"])
+def test_author_jacobians_use_the_state_after_the_step(name):
+    cell, p, x = _setup(name)
+    Ja = ab.author_jacobians(cell, p, x)
+    np.testing.assert_allclose(Ja, _author_J(cell, p, x), atol=1e-13)
+    assert np.abs(Ja - np.asarray(cell.jacobians(p, x))).max() > 1e-3     # not the exact J
+
+
+def test_author_jacobians_of_plain_and_leaky_are_exact():
+    for name in ("rnn", "constgate"):
+        cell, p, x = _setup(name)
+        np.testing.assert_array_equal(ab.author_jacobians(cell, p, x), np.asarray(cell.jacobians(p, x)))
+
+
+# ----------------------------------------------------------------------------------------------
+# sampled_products
+# ----------------------------------------------------------------------------------------------
+
+
+# ----------------------------------------------------------------------------- item 2: order
+def test_reversed_products():
+    rng = np.random.default_rng(3)
+    J = rng.standard_normal((6, 2, 3, 3))
+    b, t = np.array([0, 1, 1]), np.array([5, 6, 4])
+    W = ab.sampled_products(J, b, t, 3, "reversed")
+    for i in range(3):
+        np.testing.assert_allclose(W[i], _rev(J, b[i], t[i], t[i] - 3), atol=1e-13)
+    E = ab.sampled_products(J, b, t, 3, "exact")
+    np.testing.assert_allclose(E[0], J[4, 0] @ J[3, 0] @ J[2, 0], atol=1e-13)
+    for tt, Wt in ab.iterate_products(J, 4, "reversed"):
+        for ell in range(1, Wt.shape[0] + 1):
+            np.testing.assert_allclose(Wt[ell - 1, 1], _rev(J, 1, tt, tt - ell), atol=1e-13)
+
+
+# ----------------------------------------------------------------------------------------------
+# lower_median
+# ----------------------------------------------------------------------------------------------
+
+
+def test_lower_median():
+    assert ab.lower_median([4.0, 1.0, 3.0, 2.0]) == 2.0       # np.median: 2.5
+    assert ab.lower_median([5.0, np.nan, 1.0, 3.0]) == 3.0
+    assert ab.lower_median([3.0, 1.0, 2.0]) == 2.0
+
+
+# ----------------------------------------------------------------------------------------------
+# power_norm
+# ----------------------------------------------------------------------------------------------
+
+
+# ----------------------------------------------------------------------------- items 3–5
+def test_power_norm_estimates_the_eigenvalue_not_the_norm():
+    M = np.array([[0.5, 10.0], [0.0, 0.4]])                  # σ_max ≈ 10.0, |λ_max| = 0.5
+    est = ab.power_norm(M[None], iters=400, rng=0)[0]
+    assert est == pytest.approx(0.5, rel=1e-6)
+    v = np.random.default_rng(1).standard_normal(2)            # 5 iterations by hand
+    v /= np.linalg.norm(v) + 1e-12
+    for _ in range(5):
+        v = M @ v
+        v /= np.linalg.norm(v) + 1e-12
+    assert ab.power_norm(M[None], iters=5, rng=1)[0] == pytest.approx(np.linalg.norm(M @ v), rel=1e-14)
+
+
+# ----------------------------------------------------------------------------------------------
+# floored_metrics
+# ----------------------------------------------------------------------------------------------
+
+
+def test_floored_metrics():
+    sv = np.array([2.0, 1.0, 1e-13])
+    ai, ce = ab.floored_metrics(sv, r=3, n_energy=3)
+    assert ai == pytest.approx(2.0 / (1e-13 + 1e-12), rel=1e-14)
+    assert ce == pytest.approx(5.00000000000000001 / (5.0 + 1e-12), rel=1e-14)

@@ -1,0 +1,550 @@
+"""Tests of lwsim/stats/prediction.py (laid out like the code: docs/testing.md).
+
+lwsim.stats.prediction on hand-computed tables (docs/statistics.md §3.6, docs/experiments.md §5.7).
+
+Tests that kill the surviving mutants of mutmut on lwsim/stats/prediction.py (issue 32, docs/testing.md).
+
+Each pins a hand-computed number or a documented property; none compares the code with itself."""
+
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lwsim.stats import prediction as pr
+
+
+def _grid(cells=("a", "b"), seeds=(0, 1, 2)):
+    rows = []
+    for ci, cell in enumerate(cells):
+        for s in seeds:
+            for lag in (2, 4, 8, 16, 32):
+                for N in (10, 30, 100, 300, 1000):
+                    rows.append((ci, s, lag, N))
+    return np.array(rows, float)
+
+
+# ---- cv_logistic_scores -----------------------------------------------------------------------
+def _cv_data():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5])
+    z = np.array([1.0, 0.0, 2.0, 1.0, 0.0, 3.0, 2.0, 1.0, 0.0, 2.0, 1.0, 0.0])
+    y = np.array([0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1], bool)
+    g = np.repeat([0, 1, 2], 4)
+    return np.c_[x, z], y, g
+
+
+# ---- block_bootstrap ---------------------------------------------------------------------------
+def _pair_auc(s, y):
+    """The AUC's definition, pair by pair (ties ½): a fast stand-in for scipy in many resamples."""
+    s, y = np.asarray(s, float), np.asarray(y, bool)
+    d = s[y][:, None] - s[~y][None, :]
+    return float(((d > 0) + 0.5 * (d == 0)).mean())
+
+
+@pytest.fixture
+def fast_auc(monkeypatch):
+    monkeypatch.setattr(pr, "auc", _pair_auc)
+
+
+# ----------------------------------------------------------------------------------------------
+# auc
+# ----------------------------------------------------------------------------------------------
+
+
+def test_auc_hand_table_with_ties():
+    # learned scores 3, 2, 2; unlearned 2, 1. Pairs: (3>2)(3>1)(2=2:½)(2>1)(2=2:½)(2>1) → 5/6
+    s = [3, 2, 2, 2, 1]
+    y = [1, 1, 1, 0, 0]
+    assert pr.auc(s, y) == pytest.approx(5 / 6)
+
+
+def test_auc_perfect_useless_reversed_and_undefined():
+    y = np.array([0, 0, 1, 1, 1], bool)
+    assert pr.auc([0, 1, 2, 3, 4], y) == 1.0
+    assert pr.auc([4, 3, 2, 1, 0], y) == 0.0
+    assert pr.auc([7, 7, 7, 7, 7], y) == 0.5           # useless: all ties
+    assert np.isnan(pr.auc([1, 2, 3], [1, 1, 1]))     # one class only
+    assert pr.auc([-np.inf, 0.0, np.inf], [0, 1, 1]) == 1.0   # never detectable ranks lowest
+
+
+def test_planted_nstar_predicts_perfectly_and_baselines_do_not():
+    # Planted: learned iff N ≥ N*(ℓ*, cell), with the boundary differing by cell and seed so that
+    # (log ℓ*, log N) alone cannot separate it but N* does, exactly.
+    rng = np.random.default_rng(3)
+    r = _grid()
+    nstar = r[:, 2] ** 1.5 * np.exp(rng.normal(0, 1.0, len(r)))
+    y = r[:, 3] >= nstar
+    score = pr.diagnostic_score(nstar, r[:, 3])
+    np.testing.assert_allclose(score, -np.log(nstar / r[:, 3]))
+    assert pr.auc(score, y) == 1.0
+    assert pr.balanced_accuracy(nstar <= r[:, 3], y) == 1.0
+    base = pr.cv_logistic_scores(pr.design(np.log(r[:, 2]), np.log(r[:, 3])), y, r[:, 1])
+    a_base = pr.auc(base, y)
+    assert a_base < 0.99
+    with_diag = pr.cv_logistic_scores(pr.design(np.log(r[:, 2]), np.log(r[:, 3]), diag=score), y, r[:, 1])
+    assert pr.auc(with_diag, y) > a_base
+
+
+def test_logistic_cv_recovers_a_monotone_rule_and_one_cell_only():
+    r = _grid(cells=("a",))
+    y = np.log(r[:, 3]) - 1.2 * np.log(r[:, 2]) > 1.0
+    cell = np.array(["a"] * len(r))                    # one cell only: no cell column
+    X = pr.design(np.log(r[:, 2]), np.log(r[:, 3]), cell=cell)
+    assert X.shape == (len(r), 2)
+    p = pr.cv_logistic_scores(X, y, r[:, 1])
+    assert np.all(np.isfinite(p))
+    assert pr.auc(p, y) > 0.98
+
+
+def test_inputs_checked():
+    with pytest.raises(ValueError, match="label"):
+        pr.auc([1.0, 2.0], [0, 2])
+    with pytest.raises(ValueError, match="label"):
+        pr.auc([1.0, 2.0, 3.0], [0, 1])
+    with pytest.raises(TypeError, match="predicted"):
+        pr.balanced_accuracy([1.5, 0.0], [1, 0])
+    with pytest.raises(ValueError, match="groups"):
+        pr.cv_logistic_scores(np.zeros((3, 1)), [1, 0, 1], [0, 1])
+    with pytest.raises(ValueError, match="n_star"):
+        pr.diagnostic_score([1.0, 2.0], [1.0])
+    with pytest.raises(TypeError, match="diag_auc"):
+        pr.finding10([], {}, 0.5, 0.5)
+    with pytest.raises(ValueError, match="auc_lnc"):
+        pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 0.5, float("nan"))
+
+
+# ---- _labels / _scores ------------------------------------------------------------------------
+def test_labels_kinds_shapes_and_messages():
+    # bool, int and uint 0/1 labels are accepted and returned as bool
+    for lab in ([True, False], np.array([1, 0]), np.array([1, 0], np.uint8)):
+        assert pr.auc([2.0, 1.0], lab) == 1.0
+    with pytest.raises(TypeError, match=r"^label must be a 1-D boolean \(or 0/1\) array, got dtype float64, shape \(2,\)$"):
+        pr.auc([2.0, 1.0], [1.0, 0.0])
+    with pytest.raises(TypeError, match=r"shape \(1, 2\)"):
+        pr.auc([2.0, 1.0], [[1, 0]])
+    with pytest.raises(ValueError, match=r"^label must hold only 0/1 values$"):
+        pr.auc([2.0, 1.0, 0.0], [1, 0, 2])
+    with pytest.raises(ValueError, match=r"^label must hold only 0/1 values$"):
+        pr.auc([2.0, 1.0, 0.0], [1, 0, -1])
+    with pytest.raises(ValueError, match=r"^label has 2 entries, the scores 3$"):
+        pr.auc([2.0, 1.0, 0.0], [1, 0])
+    with pytest.raises(TypeError, match=r"^predicted must be"):
+        pr.balanced_accuracy([0.5, 1.0], [1, 0])
+    with pytest.raises(ValueError, match=r"^label has 3 entries, the scores 2$"):
+        pr.balanced_accuracy([1, 0], [1, 0, 1])
+
+
+def test_scores_kinds_shapes_and_messages():
+    assert pr.auc(np.array([2, 1], np.uint8), [1, 0]) == 1.0          # unsigned ints are real
+    with pytest.raises(TypeError, match=r"^score must be a 1-D real array, got dtype bool, shape \(2,\)$"):
+        pr.auc([True, False], [1, 0])
+    with pytest.raises(TypeError, match=r"^score must be a 1-D real array, got dtype complex128"):
+        pr.auc([1j, 0j], [1, 0])
+    with pytest.raises(TypeError, match=r"shape \(1, 2\)"):
+        pr.auc([[2.0, 1.0]], [1, 0])
+    with pytest.raises(ValueError, match=r"^score must not hold NaN$"):
+        pr.auc([np.nan, 1.0], [1, 0])
+    with pytest.raises(ValueError, match=r"^N must not hold NaN or Inf$"):
+        pr.diagnostic_score([1.0], [np.inf])
+    with pytest.raises(ValueError, match=r"^N must not hold NaN or Inf$"):
+        pr.diagnostic_score([1.0], [np.nan])
+
+
+# ---- auc / balanced_accuracy ------------------------------------------------------------------
+def test_auc_is_nan_for_either_empty_class():
+    assert np.isnan(pr.auc([1.0, 2.0], [0, 0]))
+    assert np.isnan(pr.auc([1.0, 2.0], [1, 1]))
+
+
+def test_auc_infinite_scores_rank_as_extremes():
+    # only infinities: +inf above -inf (no finite score to anchor the extremes)
+    assert pr.auc([-np.inf, np.inf], [0, 1]) == 1.0
+    assert pr.auc([np.inf, -np.inf], [0, 1]) == 0.0
+    # +inf above the largest finite score, -inf below the smallest, whatever their values
+    assert pr.auc([0.0, 5.0, np.inf], [0, 0, 1]) == 1.0
+    assert pr.auc([5.0, 0.0, -np.inf], [1, 1, 0]) == 1.0
+    assert pr.auc([0.0, 0.5, np.inf], [1, 1, 0]) == 0.0
+    assert pr.auc([0.0, 0.5, -np.inf], [0, 0, 1]) == 0.0
+    # finite scores spread by less than 1: pairs (inf > 0.2, 0.4) (0.3 > 0.2) (0.3 < 0.4) → 3/4,
+    # and (0.2, 0.4 > −inf) (0.2 < 0.3) (0.4 > 0.3) → 3/4
+    assert pr.auc([0.2, 0.4, np.inf, 0.3], [0, 0, 1, 1]) == 0.75
+    assert pr.auc([0.2, 0.4, -np.inf, 0.3], [1, 1, 0, 0]) == 0.75
+    # ties between infinities count ½: pairs (inf, inf) ½, (inf, 1) 1, (−inf, inf) 0, (−inf, 1) 0
+    assert pr.auc([np.inf, -np.inf, np.inf, 1.0], [1, 1, 0, 0]) == pytest.approx(1.5 / 4)
+
+
+def test_auc_u_over_pairs_hand_count():
+    # positives 4, 1; negatives 3, 2, 0: pairs won 3 + 1 = 4 of 6
+    assert pr.auc([4.0, 3.0, 2.0, 1.0, 0.0], [1, 0, 0, 1, 0]) == pytest.approx(4 / 6)
+
+
+# ----------------------------------------------------------------------------------------------
+# balanced_accuracy
+# ----------------------------------------------------------------------------------------------
+
+
+def test_balanced_accuracy_hand_table():
+    y = np.array([1, 1, 1, 1, 0, 0], bool)
+    p = np.array([1, 1, 1, 0, 1, 0], bool)            # TPR 3/4, TNR 1/2
+    assert pr.balanced_accuracy(p, y) == pytest.approx(0.625)
+    assert pr.balanced_accuracy(y, y) == 1.0
+    assert pr.balanced_accuracy(np.ones(6, bool), y) == 0.5   # always "learned": useless
+    assert np.isnan(pr.balanced_accuracy(p[:4], y[:4]))
+
+
+def test_balanced_accuracy_nan_for_all_negative_labels():
+    assert np.isnan(pr.balanced_accuracy([1, 0, 1], [0, 0, 0]))
+    assert np.isnan(pr.balanced_accuracy([1, 0, 1], [1, 1, 1]))
+    # TPR 1/2, TNR 2/2
+    assert pr.balanced_accuracy([1, 0, 0, 0], [1, 1, 0, 0]) == pytest.approx(0.75)
+
+
+# ----------------------------------------------------------------------------------------------
+# diagnostic_score
+# ----------------------------------------------------------------------------------------------
+
+
+# ---- diagnostic_score -------------------------------------------------------------------------
+def test_diagnostic_score_hand_values_and_never_detectable():
+    out = pr.diagnostic_score([10.0, np.inf, np.nan, 100.0], [100.0, 5.0, 5.0, 10.0])
+    np.testing.assert_allclose(out[[0, 3]], [np.log(10.0), -np.log(10.0)])
+    assert out[1] == -np.inf and out[2] == -np.inf
+    assert out.dtype == np.float64
+    # integer N* is read as a float (no integer division)
+    np.testing.assert_allclose(pr.diagnostic_score([3], [6]), [np.log(2.0)])
+
+
+def test_diagnostic_score_bounds_and_messages():
+    with pytest.raises(ValueError, match=r"^N and finite n_star must be > 0$"):
+        pr.diagnostic_score([1.0], [0.0])
+    with pytest.raises(ValueError, match=r"^N and finite n_star must be > 0$"):
+        pr.diagnostic_score([0.0], [1.0])
+    with pytest.raises(ValueError, match=r"^N and finite n_star must be > 0$"):
+        pr.diagnostic_score([-1.0, np.inf], [1.0, 1.0])
+    with pytest.raises(ValueError, match=r"^n_star and N must have the same shape, got \(2,\) and \(1,\)$"):
+        pr.diagnostic_score([1.0, 2.0], [1.0])
+    with np.errstate(all="raise"):                       # no floating-point warning on N* = inf
+        assert pr.diagnostic_score([np.inf], [2.0])[0] == -np.inf
+
+
+def test_diagnostic_score_budgets_below_one_missing_n_star_and_underflow():
+    # any N > 0 is a budget, also N ≤ 1: −log(1/0.5) = −log 2, −log(1/1) = 0
+    np.testing.assert_allclose(pr.diagnostic_score([1.0, 1.0], [0.5, 1.0]), [-np.log(2.0), 0.0])
+    # a missing N* (None) is read as NaN: never detectable
+    np.testing.assert_array_equal(pr.diagnostic_score([None, 10.0], [5.0, 10.0]), [-np.inf, 0.0])
+    # N*/N underflowing to 0: +inf (detectable at any budget), without a divide-by-zero warning
+    with np.errstate(divide="raise", under="ignore"):
+        assert pr.diagnostic_score([1e-300], [1e300])[0] == np.inf
+
+
+# ----------------------------------------------------------------------------------------------
+# design
+# ----------------------------------------------------------------------------------------------
+
+
+# ---- design ----------------------------------------------------------------------------------
+def test_design_columns_by_hand():
+    X = pr.design([0.0, 1.0, 2.0], [3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(X, [[0, 3], [1, 4], [2, 5]])
+    # cells c, a, b, a: sorted a, b, c; "a" dropped; columns b, c
+    X = pr.design([0, 1, 2, 3], [4, 5, 6, 7], cell=["c", "a", "b", "a"])
+    np.testing.assert_array_equal(X, [[0, 4, 0, 1], [1, 5, 0, 0], [2, 6, 1, 0], [3, 7, 0, 0]])
+    assert X.dtype == np.float64
+    # the diagnostic clipped at ±30 and its "finite" column; -inf → -30, finite 0
+    X = pr.design([0, 0, 0, 0], [1, 1, 1, 1], diag=[-np.inf, 45.0, -31.0, 2.5])
+    np.testing.assert_array_equal(X[:, 2], [-30.0, 30.0, -30.0, 2.5])
+    np.testing.assert_array_equal(X[:, 3], [0.0, 1.0, 1.0, 1.0])
+    assert pr.DIAG_CAP == 30.0
+    # cell and diag together: cell columns first
+    X = pr.design([0, 0], [1, 1], cell=["a", "b"], diag=[1.0, np.inf])
+    np.testing.assert_array_equal(X, [[0, 1, 0, 1, 1], [0, 1, 1, 30, 0]])
+
+
+def test_design_messages():
+    with pytest.raises(ValueError, match=r"^log_lag and log_n differ in length: 2 and 1$"):
+        pr.design([0.0, 1.0], [1.0])
+    with pytest.raises(ValueError, match=r"^cell must have one entry per row \(2\), got shape \(3,\)$"):
+        pr.design([0.0, 1.0], [1.0, 2.0], cell=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"^diag has 1 entries, log_lag 2$"):
+        pr.design([0.0, 1.0], [1.0, 2.0], diag=[1.0])
+    with pytest.raises(ValueError, match=r"^log_lag must not hold NaN or Inf$"):
+        pr.design([np.inf], [1.0])
+    with pytest.raises(ValueError, match=r"^log_n must not hold NaN or Inf$"):
+        pr.design([1.0], [np.inf])
+    with pytest.raises(ValueError, match=r"^diag must not hold NaN$"):
+        pr.design([1.0], [1.0], diag=[np.nan])
+
+
+# ----------------------------------------------------------------------------------------------
+# cv_logistic_scores
+# ----------------------------------------------------------------------------------------------
+
+
+def test_logistic_cv_is_out_of_fold():
+    # A label that is pure noise per seed: in-sample fits could memorise nothing with 2 features,
+    # but out-of-fold a group's own rows must not influence its prediction. Check that changing
+    # group 0's labels leaves group 0's predictions unchanged.
+    r = _grid()
+    rng = np.random.default_rng(0)
+    y = rng.random(len(r)) < 0.5
+    X = np.c_[np.log(r[:, 2]), np.log(r[:, 3])]
+    p1 = pr.cv_logistic_scores(X, y, r[:, 1])
+    y2 = y.copy()
+    y2[r[:, 1] == 0] = ~y2[r[:, 1] == 0]
+    p2 = pr.cv_logistic_scores(X, y2, r[:, 1])
+    np.testing.assert_allclose(p1[r[:, 1] == 0], p2[r[:, 1] == 0])
+    assert not np.allclose(p1[r[:, 1] == 1], p2[r[:, 1] == 1])
+
+
+def test_logistic_cv_one_class_fold_predicts_its_frequency():
+    X = np.arange(6.0)[:, None]
+    y = np.array([1, 1, 1, 1, 0, 0], bool)
+    g = np.array([0, 0, 1, 1, 2, 2])
+    p = pr.cv_logistic_scores(X, y, g)
+    np.testing.assert_array_equal(p[4:], [0.0, 0.0])   # folds 0 and 1 only had learned rows: a constant
+
+
+def test_cv_logistic_is_scale_invariant_standardised():
+    # the features are standardised before the L2 fit: rescaling a column changes nothing
+    X, y, g = _cv_data()
+    a = pr.cv_logistic_scores(X, y, g, C=0.1)
+    b = pr.cv_logistic_scores(X * [1000.0, 0.001], y, g, C=0.1)
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_cv_logistic_regularisation_c_is_used():
+    # C → 0: the slopes vanish and every held-out row of a fold gets the intercept only
+    X, y, g = _cv_data()
+    p = pr.cv_logistic_scores(X, y, g, C=1e-8)
+    for lev in range(3):
+        assert np.ptp(p[g == lev]) < 1e-6
+    # the default (C = 1) does not flatten them
+    q = pr.cv_logistic_scores(X, y, g)
+    assert all(np.ptp(q[g == lev]) > 0.1 for lev in range(3))
+    # and is C = 1 (not some other value): the slopes grow with C, so ptp is monotone in C
+    p_half, p_one, p_two = (pr.cv_logistic_scores(X, y, g, C=c) for c in (0.5, 1.0, 2.0))
+    np.testing.assert_allclose(q, p_one, rtol=1e-6)
+    assert np.ptp(p_half[g == 0]) < np.ptp(q[g == 0]) < np.ptp(p_two[g == 0])
+
+
+def test_cv_logistic_one_class_fold_all_negative():
+    X = np.arange(6.0)[:, None]
+    y = np.array([0, 0, 0, 0, 1, 1], bool)
+    g = np.array([0, 0, 1, 1, 2, 2])
+    p = pr.cv_logistic_scores(X, y, g)
+    np.testing.assert_array_equal(p[4:], [0.0, 0.0])   # the other folds held only unlearned rows
+    assert np.all(p[:4] != 0.0)
+
+
+def test_cv_logistic_argument_messages():
+    X, y, g = _cv_data()
+    with pytest.raises(ValueError, match=r"^X must be a finite 2-D array, got shape \(12,\)$"):
+        pr.cv_logistic_scores(X[:, 0], y, g)
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match=r"^X must be a finite 2-D array, got shape \(12, 2\)$"):
+        pr.cv_logistic_scores(bad, y, g)
+    with pytest.raises(ValueError, match=r"^label has 11 entries, the scores 12$"):
+        pr.cv_logistic_scores(X, y[:11], g)
+    with pytest.raises(ValueError, match=r"^groups must have one entry per row \(12\), got shape \(11,\)$"):
+        pr.cv_logistic_scores(X, y, g[:11])
+    with pytest.raises(ValueError, match=r"^groups must hold at least 2 distinct values \(leave-one-group-out\)$"):
+        pr.cv_logistic_scores(X, y, np.zeros(12))
+    with pytest.raises(ValueError, match=r"^C must be > 0.0, got 0.0$"):
+        pr.cv_logistic_scores(X, y, g, C=0.0)
+    # integer X is read as float
+    out = pr.cv_logistic_scores(np.arange(6)[:, None], [0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2])
+    assert out.dtype == np.float64 and out.shape == (6,)
+
+
+def test_cv_logistic_missing_feature_is_refused_with_the_message():
+    X, y, g = _cv_data()
+    Xo = X.astype(object)
+    Xo[0, 0] = None                                       # read as NaN: not finite
+    with pytest.raises(ValueError, match=r"^X must be a finite 2-D array, got shape \(12, 2\)$"):
+        pr.cv_logistic_scores(Xo, y, g)
+
+
+def test_cv_logistic_one_class_fold_first_does_not_stop_the_others():
+    # fold 0 holds both learned rows: its training rows are all unlearned → 0; folds 1 and 2 are
+    # still fitted: fold 1 trains on x = 0, 1 (learned) and 4, 5 (unlearned), symmetric about 2.5,
+    # so its rows x = 2 and 3 get opposite log-odds; fold 2's rows x = 4, 5 lie on the unlearned side
+    X = np.arange(6.0)[:, None]
+    y = np.array([1, 1, 0, 0, 0, 0], bool)
+    g = np.array([0, 0, 1, 1, 2, 2])
+    p = pr.cv_logistic_scores(X, y, g)
+    np.testing.assert_array_equal(p[:2], [0.0, 0.0])
+    assert p[2] > 0 > p[3] and p[2] == pytest.approx(-p[3], rel=1e-3)
+    assert p[5] < p[4] < 0
+
+
+def test_cv_logistic_two_groups_are_enough():
+    p = pr.cv_logistic_scores(np.arange(4.0)[:, None], [1, 0, 1, 0], [0, 0, 1, 1])
+    assert p.shape == (4,) and np.all(np.isfinite(p)) and np.all(p != 0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# block_bootstrap
+# ----------------------------------------------------------------------------------------------
+
+
+def test_block_bootstrap_keeps_blocks_whole_and_pairs():
+    # two blocks: one all-perfect, one all-reversed; a resample is either block twice (AUC 1 or 0,
+    # dropped when one class only) or both (AUC 0.5): whole blocks give only these values.
+    # 25 rows per class per block: a row resample would mix both blocks (AUC near 0.5 always)
+    y = np.tile(np.repeat([0, 1], 25), 2).astype(bool)
+    s = np.r_[np.repeat([0.0, 1.0], 25), np.repeat([1.0, 0.0], 25)]
+    b = np.repeat([0, 1], 50)
+    ci = pr.block_bootstrap({"s": s, "same": s.copy()}, y, b, n_boot=400, seed=1)
+    lo, hi = ci["s"]
+    assert lo == 0.0 and hi == 1.0
+    assert ci["_diff"]["same"] == (0.0, 0.0)           # the same resample for every score
+    # a within-block row resample would give values strictly between
+    rng = np.random.default_rng(0)
+    y2 = np.repeat([0, 1], 50).astype(bool)
+    s2 = np.r_[rng.normal(0, 1, 50), rng.normal(1, 1, 50)]
+    b2 = np.arange(100) % 5
+    lo2, hi2 = pr.block_bootstrap({"s": s2}, y2, b2, n_boot=300)["s"]
+    assert lo2 < pr.auc(s2, y2) < hi2
+
+
+def test_block_bootstrap_one_block_is_the_whole_sample():
+    # one block: every resample is the data itself, AUC(a) = 1, AUC(b) = 0
+    y = np.array([0, 0, 1, 1], bool)
+    a = np.array([0.0, 1.0, 2.0, 3.0])
+    out = pr.block_bootstrap({"a": a, "b": -a}, y, np.zeros(4), n_boot=5)
+    assert out["a"] == (1.0, 1.0) and out["b"] == (0.0, 0.0)
+    assert out["_diff"] == {"a": (0.0, 0.0), "b": (-1.0, -1.0)}     # AUC(name) − AUC(first name)
+    out = pr.block_bootstrap({"b": -a, "a": a}, y, np.zeros(4), n_boot=5)
+    assert out["_diff"] == {"b": (0.0, 0.0), "a": (1.0, 1.0)}
+    assert set(out) == {"a", "b", "_diff"}
+
+
+def test_block_bootstrap_level_sets_the_percentiles(fast_auc):
+    # two blocks, one perfect and one reversed: resample AUC 1 (AA, p = ¼), 0 (BB, ¼), ½ (AB, ½).
+    y = np.tile([0, 1], 2).astype(bool)
+    s = np.array([0.0, 1.0, 1.0, 0.0])
+    b = np.array([0, 0, 1, 1])
+    assert pr.block_bootstrap({"s": s}, y, b, n_boot=400, seed=1)["s"] == (0.0, 1.0)
+    # level 0.4: the 30 % and 70 % quantiles lie inside the ½ mass (25 % ± 2 % below it)
+    assert pr.block_bootstrap({"s": s}, y, b, n_boot=400, seed=1, level=0.4)["s"] == (0.5, 0.5)
+    # only the AA resamples are all 1: with level → 0 the interval is ½ too
+    lo, hi = pr.block_bootstrap({"s": s}, y, b, n_boot=400, seed=1, level=0.01)["s"]
+    assert lo == hi == 0.5
+
+
+def test_block_bootstrap_skips_one_class_resamples():
+    # block 0 all unlearned, block 1 all learned: only the mixed resamples (AB, BA) count; AUC 1
+    y = np.array([0, 0, 1, 1], bool)
+    s = np.array([0.0, 1.0, 2.0, 3.0])
+    out = pr.block_bootstrap({"s": s}, y, np.array([0, 0, 1, 1]), n_boot=50, seed=3)
+    assert out["s"] == (1.0, 1.0) and out["_diff"]["s"] == (0.0, 0.0)
+    # one class only in every resample: no draw, NaN intervals
+    out = pr.block_bootstrap({"s": s}, np.ones(4, bool), np.array([0, 0, 1, 1]), n_boot=20)
+    assert all(np.isnan(v) for v in out["s"]) and all(np.isnan(v) for v in out["_diff"]["s"])
+    out = pr.block_bootstrap({"s": s}, np.zeros(4, bool), np.array([0, 0, 1, 1]), n_boot=20)
+    assert all(np.isnan(v) for v in out["s"])
+
+
+def test_block_bootstrap_draws_every_block_with_replacement(fast_auc):
+    # three blocks, each holding one class pair with its own AUC (1, 0, 1): resamples of 3
+    # blocks drawn uniformly reach both 0 (BBB, 1/27) and 1 (8/27)
+    y = np.tile([0, 1], 3).astype(bool)
+    s = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0])
+    b = np.repeat([0, 1, 2], 2)
+    lo, hi = pr.block_bootstrap({"s": s}, y, b, n_boot=300, seed=0, level=0.99)["s"]
+    assert (lo, hi) == (0.0, 1.0)
+    # a resample of 3 blocks with k perfect ones has AUC k/3 (cross-block pairs tie or split),
+    # k ~ Binomial(3, 2/3): P(k ≤ 1) = 7/27, P(k ≤ 2) = 19/27, so the median is 2/3 (2 blocks
+    # drawn would give ½ there)
+    out = pr.block_bootstrap({"s": s}, y, b, n_boot=300, seed=0, level=0.02)["s"]
+    assert out == pytest.approx((2 / 3, 2 / 3))
+
+
+def test_block_bootstrap_defaults_are_seed_0_n_boot_1000_level_95(fast_auc):
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1], 20).astype(bool)
+    s = np.r_[rng.normal(0, 1, 20), rng.normal(1, 1, 20)]
+    b = np.arange(40) % 8
+    default = pr.block_bootstrap({"s": s}, y, b)
+    assert default == pr.block_bootstrap({"s": s}, y, b, n_boot=1000, seed=0, level=0.95)
+    assert default != pr.block_bootstrap({"s": s}, y, b, n_boot=1000, seed=1, level=0.95)
+    assert default != pr.block_bootstrap({"s": s}, y, b, n_boot=999, seed=0, level=0.95)
+    assert default != pr.block_bootstrap({"s": s}, y, b, n_boot=1000, seed=0, level=0.9)
+
+
+def test_block_bootstrap_argument_messages():
+    y = np.array([0, 1], bool)
+    with pytest.raises(TypeError, match=r"^scores must be a non-empty dict \{name: scores\}$"):
+        pr.block_bootstrap({}, y, [0, 1])
+    with pytest.raises(TypeError, match=r"^scores must be a non-empty dict"):
+        pr.block_bootstrap([[0.0, 1.0]], y, [0, 1])
+    with pytest.raises(ValueError, match=r"^every score array must have the same length$"):
+        pr.block_bootstrap({"a": [0.0, 1.0], "b": [0.0]}, y, [0, 1])
+    with pytest.raises(ValueError, match=r"^scores\['a'\] must not hold NaN$"):
+        pr.block_bootstrap({"a": [0.0, np.nan]}, y, [0, 1])
+    with pytest.raises(ValueError, match=r"^label has 2 entries, the scores 3$"):
+        pr.block_bootstrap({"a": [0.0, 1.0, 2.0]}, y, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"^blocks must have one entry per row \(2\), got shape \(3,\)$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"^n_boot must be >= 1, got 0$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], n_boot=0)
+    with pytest.raises(ValueError, match=r"^level must be > 0.0, got 0.0$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], level=0.0)
+    with pytest.raises(ValueError, match=r"^level must be < 1.0, got 1.0$"):
+        pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 1], level=1.0)
+    # n_boot = 1 is allowed
+    assert pr.block_bootstrap({"a": [0.0, 1.0]}, y, [0, 0], n_boot=1)["a"] == (1.0, 1.0)
+
+
+def test_block_bootstrap_goes_on_after_a_one_class_resample(monkeypatch):
+    # block 0 all unlearned, block 1 all learned: half the resamples (AA, BB) are skipped, the
+    # others scored; the loop must go on past a skipped one (about 25 of 50 scored)
+    calls = []
+    monkeypatch.setattr(pr, "auc", lambda s, y: calls.append(1) or 1.0)
+    pr.block_bootstrap({"s": [0.0, 1.0, 2.0, 3.0]}, [0, 0, 1, 1], [0, 0, 1, 1], n_boot=50, seed=3)
+    assert 10 < len(calls) < 40
+
+
+# ----------------------------------------------------------------------------------------------
+# finding10
+# ----------------------------------------------------------------------------------------------
+
+
+def test_finding10_rule():
+    a = {("lag", "init"): 0.9, ("full", "final"): 0.7}
+    ci = {("lag", "init"): (0.85, 0.95), ("full", "final"): (0.6, 0.8)}
+    assert pr.finding10(a, ci, 0.7, 0.8) == ("reproduced", ("lag", "init"))
+    assert pr.finding10(a, ci, 0.7, 0.85)[0] == "inconclusive"          # interval touches the baseline
+    assert pr.finding10(a, ci, 0.9, 0.95)[0] == "not reproduced"        # ties do not beat
+    assert pr.finding10({("x", "y"): float("nan")}, {("x", "y"): (np.nan, np.nan)}, 0.5, 0.5) == ("inconclusive", None)
+
+
+# ---- finding10 --------------------------------------------------------------------------------
+def test_finding10_ties_broken_by_name_and_nan_skipped():
+    ci = {"a": (0.5, 0.9), "b": (0.7, 0.9), "c": (0.1, 0.2)}
+    assert pr.finding10({"a": 0.8, "b": 0.8}, ci, 0.5, 0.6) == ("reproduced", "b")
+    assert pr.finding10({"b": 0.8, "a": 0.8}, ci, 0.5, 0.6) == ("reproduced", "b")
+    assert pr.finding10({"c": float("nan"), "a": 0.8}, ci, 0.5, 0.6) == ("inconclusive", "a")
+    # the best has an AUC above auc_ln but its interval's low end does not beat auc_lnc
+    assert pr.finding10({"a": 0.8}, ci, 0.79, 0.6) == ("inconclusive", "a")
+    # every AUC at or below auc_ln: not reproduced, the best still named
+    assert pr.finding10({"a": 0.8, "c": 0.3}, ci, 0.8, 0.6) == ("not reproduced", "a")
+    # the interval's low end, not its high end, must beat auc_lnc
+    assert pr.finding10({"c": 0.9}, ci, 0.5, 0.15) == ("inconclusive", "c")
+
+
+def test_finding10_argument_messages():
+    with pytest.raises(TypeError, match=r"^diag_auc must be a non-empty dict \{\(null, point\): AUC\}$"):
+        pr.finding10({}, {}, 0.5, 0.5)
+    with pytest.raises(ValueError, match=r"^diag_interval lacks \['a', 'b'\]$"):
+        pr.finding10({"b": 0.5, "a": 0.5, "c": 0.5}, {"c": (0.0, 1.0)}, 0.5, 0.5)
+    with pytest.raises(ValueError, match=r"^auc_ln must be a finite number, got True$"):
+        pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, True, 0.5)
+    with pytest.raises(ValueError, match=r"^auc_ln must be a finite number, got '0.5'$"):
+        pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, "0.5", 0.5)
+    with pytest.raises(ValueError, match=r"^auc_lnc must be a finite number, got inf$"):
+        pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 0.5, float("inf"))
+    # integers and numpy floats are finite numbers
+    assert pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 1, np.float64(0.3)) == ("reproduced", "a")
