@@ -1246,6 +1246,7 @@ def build(dest, parts, report, moves):
             break
         renames = new_renames
     renames = defaultdict(dict, renames)
+    RENAMES[dest] = renames                          # fix_text: a helper imported by name may be renamed
     import_keys = []
     # imports after renaming
     for src, helpers, imports, tests in chosen:
@@ -1353,6 +1354,9 @@ def _is_test_module(key):
     return mod.startswith("tests.test_") or mod.startswith("test_")
 
 
+RENAMES: dict = {}     # destination → {source file: {old name: new name}} (set while writing it)
+
+
 def fix_text(text, depth, src, dest, moves):
     """Path(__file__) chains for the new depth; imports of other test modules to their new place."""
     if depth:
@@ -1375,8 +1379,10 @@ def fix_text(text, depth, src, dest, moves):
             fail(f"{dest}: cannot place the import of tests/{old}", [m.group(0)])
         (d,) = dests
         new_names = ", ".join(new for _, new in to.values())
-        if d == dest:                          # the names are this module's own now
-            return f"{indent}# ({names}: from {mod}, defined in this module since the relayout)"
+        if d == dest:                          # the names are this module's own now (perhaps renamed)
+            line = f"{indent}# ({names}: from {mod}, defined in this module since the relayout)"
+            renamed = RENAMES.get(dest, {}).get(old, {})
+            return line + "".join(f"\n{indent}{n} = {renamed[n]}" for n in to if renamed.get(n, n) != n)
         return f"{indent}from tests.{d.removesuffix('.py').replace('/', '.')} import {new_names}"
     text = re.sub(r"(?m)^([ \t]*)from ((?:tests\.)?test_\w+) import ([\w, ]+?)(?=\s*(?:#.*)?$)", imp, text)
     return text

@@ -741,6 +741,7 @@ def test_fig_a16_draws_a_point_outside_its_percentile_interval(monkeypatch):
     from lwsim.figures.studies import delay as dl
     from lwsim.stats import prediction as pr
     # (_Fakes, _rows: from tests.test_mut_delay, defined in this module since the relayout)
+    _rows = _rows_delay
     f = _Fakes(lo_best=0.9, hi_best=0.95)
     monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
     monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
