@@ -37,6 +37,7 @@ from lwsim.analyze.load import LoadError, infer_model, read_header
 from lwsim.figures import training as ex
 from lwsim.figures.studies import preset_sizes
 from lwsim.figures.studies.main.experiment import a_main
+from helpers import _options
 
 
 st = pytest.importorskip("safetensors.numpy")
@@ -178,11 +179,6 @@ def _variants():
 
 
 VARIANTS = _variants()
-
-
-def _options(cell):
-    """Everything a cell carries except its dtype."""
-    return {k: v for k, v in vars(cell).items() if k != "dtype"}
 
 
 # ----------------------------------------------------------------------------- analyze loader

@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 import lwsim
 
 from cellcases import make, random_data, random_params, rel_err
+from helpers import _options
 
 
 # ---------------------------------------------------------------- PyTorch layouts
@@ -56,11 +57,6 @@ def _variants():
 
 
 VARIANTS = _variants()
-
-
-def _options(cell):
-    """Everything a cell carries except its dtype."""
-    return {k: v for k, v in vars(cell).items() if k != "dtype"}
 
 
 # ---------------------------------------------------------------- initialisation, §1.5

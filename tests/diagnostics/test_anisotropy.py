@@ -29,6 +29,7 @@ from lwsim.diagnostics import author_b as ab
 from lwsim.diagnostics.anisotropy import sample_triples
 
 from cellcases import random_params
+from helpers import _product, _rev
 
 
 RNG = np.random.default_rng(40)
@@ -39,14 +40,6 @@ def _cell(H=5, T=10, B=6, seed=0):
     params = cell.init_params(seed=seed, scheme="normal", sigma_w=0.9)
     x = np.random.default_rng(seed).standard_normal((T, B, 3))
     return cell, params, x
-
-
-def _product(J, b, t, ell):
-    """M_{t,ℓ} = J_t J_{t−1} ⋯ J_{t−ℓ+1} with J[t−1] = ∂h_t/∂h_{t−1} (source k = t − ℓ)."""
-    W = np.eye(J.shape[-1])
-    for s in range(t - ell + 1, t + 1):
-        W = J[s - 1, b] @ W
-    return W
 
 
 def _sig(a):
@@ -81,13 +74,6 @@ def _author_J(cell, p, x):
                        + np.diag((phi[b] - h_new[b]) * g[b] * (1 - g[b])) @ Ug)
         h = h_new
     return J
-
-
-def _rev(J, b, t, k):
-    M = np.eye(J.shape[-1])
-    for j in range(k + 1, t + 1):           # J_{k+1} ⋯ J_t: earliest on the left
-        M = M @ J[j - 1, b]
-    return M
 
 
 T, B, D, H = 12, 3, 3, 5

@@ -12,6 +12,7 @@ import pytest
 
 import lwsim
 from lwsim.diagnostics import author_b as ab
+from helpers import _rev
 
 
 def _sig(a):
@@ -46,13 +47,6 @@ def _author_J(cell, p, x):
                        + np.diag((phi[b] - h_new[b]) * g[b] * (1 - g[b])) @ Ug)
         h = h_new
     return J
-
-
-def _rev(J, b, t, k):
-    M = np.eye(J.shape[-1])
-    for j in range(k + 1, t + 1):           # J_{k+1} ⋯ J_t: earliest on the left
-        M = M @ J[j - 1, b]
-    return M
 
 
 # ----------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import lwsim.figures.findings as fa
 from lwsim.figures import findings as fa, findings as report
 from lwsim.figures.presets import A_CELLS
 from lwsim.figures.studies.main import findings as F
+from helpers import _r6
 
 
 CMD = "python -m lwsim.figures --preset quick --out f --cache r"
@@ -103,11 +104,6 @@ FLAT = ([0, 5, 20, 20], [0, 5, 20, 20])          # growth 0
 
 
 GROW = ([0, 5, 10, 40], [0, 5, 10, 30])          # growth 30, 20
-
-
-def _r6(rhos):
-    return {"A11": {"table": [{"cell": "gru", "optimizer": "sgd", "seed": i, "spearman": r, "slope_ratio": 1.0,
-                               "offdiag_mean": 0.1} for i, r in enumerate(rhos)]}}
 
 
 # ----------------------------------------------------------------------------------------------

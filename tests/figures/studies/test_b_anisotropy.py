@@ -92,6 +92,7 @@ from lwsim.figures.studies.b_anisotropy.findings import f8_conventions
 from lwsim.figures.style import plt
 from lwsim.tasks import make as make_task
 from lwsim.train import train
+from helpers import _b_cell, _legend
 
 
 SMOKE = preset_sizes("smoke")
@@ -100,13 +101,6 @@ SMOKE = preset_sizes("smoke")
 def _close(fig):
     import matplotlib.pyplot as plt
     plt.close(fig)
-
-
-def _b_cell(c, name):
-    opts = {"bias": False, "readout": "last", "dtype": "float32"}
-    if name == "constgate":
-        opts["s"] = c.get("s", 0.8)
-    return lwsim.make_cell(name, c["D"], c["H"], **opts)
 
 
 # --- B4–B6 / finding 8 ---------------------------------------------------------------------------
@@ -149,11 +143,6 @@ BLUE, RED, GREY = "#1f77b4", "#d62728", "#7f7f7f"        # constgate, gru, rnn
 
 
 ORANGE, GREEN = "#ff7f0e", "#2ca02c"                    # sharedgate, diaggate
-
-
-def _legend(ax):
-    leg = ax.get_legend()
-    return [t.get_text() for t in leg.get_texts()], leg.get_texts()[0].get_fontsize()
 
 
 # ============================================================================ B4–B6 ([B] S2)

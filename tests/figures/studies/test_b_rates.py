@@ -60,6 +60,7 @@ from lwsim.figures.studies import b_rates, b_rates as br, preset_sizes
 from lwsim.figures.style import plt
 from lwsim.tasks import make as make_task
 from lwsim.train import train
+from helpers import _b_cell
 
 
 SMOKE = preset_sizes("smoke")
@@ -68,13 +69,6 @@ SMOKE = preset_sizes("smoke")
 def _close(fig):
     import matplotlib.pyplot as plt
     plt.close(fig)
-
-
-def _b_cell(c, name):
-    opts = {"bias": False, "readout": "last", "dtype": "float32"}
-    if name == "constgate":
-        opts["s"] = c.get("s", 0.8)
-    return lwsim.make_cell(name, c["D"], c["H"], **opts)
 
 
 def _same(a, b):

@@ -69,6 +69,7 @@ from lwsim.io import to_jsonable
 from lwsim.tasks import Dataset, make as make_task
 from lwsim.train import train
 from lwsim.window import window_chain
+from helpers import _edges, _legend
 
 
 SMOKE = preset_sizes("smoke")
@@ -230,23 +231,9 @@ RULE9 = ("rule: Spearman ρ(Ĥ_N, H^beh_N) over cells × N × seeds; reproduced 
 BLUE, RED, GREY = "#1f77b4", "#d62728", "#7f7f7f"        # constgate, gru, rnn
 
 
-def _edges(coll):
-    """{x: (lowest y, highest y)} of a fill_between polygon: the band's lower and upper edges."""
-    out = {}
-    for x, y in coll.get_paths()[0].vertices:
-        lo, hi = out.get(float(x), (math.inf, -math.inf))
-        out[float(x)] = (min(lo, float(y)), max(hi, float(y)))
-    return out
-
-
 def _marker_is(coll, m):
     st = MarkerStyle(m)
     return np.allclose(coll.get_paths()[0].vertices, st.get_path().transformed(st.get_transform()).vertices)
-
-
-def _legend(ax):
-    leg = ax.get_legend()
-    return [t.get_text() for t in leg.get_texts()], leg.get_texts()[0].get_fontsize()
 
 
 def _pt_study_figures(cell, seed, N, hb, hs, lag, full, **extra):

@@ -75,6 +75,7 @@ from lwsim.figures.studies.conventions.findings import RULE_TEXT, conventions_li
 from lwsim.figures.style import color
 from lwsim.tasks import make as make_task
 from lwsim.train import train
+from helpers import _edges
 
 
 def _close(fig):
@@ -141,15 +142,6 @@ def _a13(lw_rules, au_rules, cells=None):
 
 
 BLUE, RED, GREY = "#1f77b4", "#d62728", "#7f7f7f"        # constgate, gru, rnn
-
-
-def _edges(coll):
-    """{x: (lowest y, highest y)} of a fill_between polygon: the band's lower and upper edges."""
-    out = {}
-    for x, y in coll.get_paths()[0].vertices:
-        lo, hi = out.get(float(x), (math.inf, -math.inf))
-        out[float(x)] = (min(lo, float(y)), max(hi, float(y)))
-    return out
 
 
 def _cell(lwsim, author=None):

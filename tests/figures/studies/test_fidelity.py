@@ -52,6 +52,7 @@ from lwsim.figures.studies import fidelity, fidelity as fid, preset_sizes
 from lwsim.figures.studies.main import nulls as nl
 from lwsim.tasks import make as make_task
 from lwsim.train import train
+from helpers import _r6
 
 
 SMOKE = preset_sizes("smoke")
@@ -83,11 +84,6 @@ def _a11_runs(spearman, pearson):
                             {"lags": [1, 2], "f_exact": [1.0, 0.5], "f_approx": [1.0, 0.4], "offdiag": [0.1, 0.2],
                              "spearman": spearman, "pearson_log": pearson, "slope_ratio": 1.0})
                            for cl in ("gru", "lstm") for s in (1, 2)]}
-
-
-def _r6(rhos):
-    return {"A11": {"table": [{"cell": "gru", "optimizer": "sgd", "seed": i, "spearman": r, "slope_ratio": 1.0,
-                               "offdiag_mean": 0.1} for i, r in enumerate(rhos)]}}
 
 
 def _run(cell, seed, **h):
