@@ -18,7 +18,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -41,8 +41,6 @@ def run_config(experiment):
 
 def _fits(value, tp) -> bool:
     """Whether ``value`` (as JSON gives it back, or as Python code builds it) is of type ``tp``."""
-    if tp is Any:
-        return True
     if tp is type(None):
         return value is None
     if tp is bool:
@@ -62,7 +60,7 @@ def _fits(value, tp) -> bool:
 
 
 def _name(tp) -> str:
-    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+    return tp.__name__ if isinstance(tp, type) else str(tp)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
