@@ -124,5 +124,18 @@ def test_one_run_of_each_paper_preset_at_smoke_size(tmp_path):
 def test_presets_module_declares_no_study_sizes():
     """presets.py keeps only what studies share: no per-study configuration dict in it."""
     from lwsim.figures import presets
-    dicts = {k for k, v in vars(presets).items() if isinstance(v, dict) and not k.startswith("__")}
-    assert dicts == {"A_OPTIONS_FINAL", "A_OPTIONS_V1"}
+    for name, v in vars(presets).items():
+        if isinstance(v, dict) and not name.startswith("__"):
+            # neither a table per preset nor a run group's sizes (the options sets are shared)
+            assert not set(v) & set(presets.PRESET_NAMES), name
+            assert not set(v) & {"T", "H", "D", "seeds", "n_train", "steps"}, name
+    assert {"A_OPTIONS_FINAL", "A_OPTIONS_V1"} <= set(vars(presets))
+
+
+def test_the_shared_lag_grids_by_hand():
+    from lwsim.figures.presets import int_lags, lag_grid
+    # geomspace(1, 10, 5) = 1, 1.78, 3.16, 5.62, 10 → rounded; geomspace(1, 3, 6) rounds to 1 1 2 2 2 3
+    assert lag_grid(1, 10, 5) == [1, 2, 3, 6, 10] and lag_grid(1, 3, 6) == [1, 2, 3]
+    # linspace(0, 5, 4) = 0, 1.67, 3.33, 5 truncated (not rounded); duplicates dropped
+    assert int_lags(0, 5, 4) == [0, 1, 3, 5] and int_lags(4, 10, 4) == [4, 6, 8, 10]
+    assert int_lags(1, 2, 5) == [1, 2]

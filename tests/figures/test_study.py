@@ -46,13 +46,17 @@ def test_a_study_declares_its_sizes_at_every_preset():
     Study("a", "x", sizes={"g": _sizes(n=1)})
     missing = _sizes(n=1)
     del missing["paper-v1"]
-    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset"):
+    every = r"\['smoke', 'quick', 'medium', 'paper', 'paper-v1'\]"
+    with pytest.raises(ValueError, match=rf"study 'a': sizes\['g'\] must give every preset {every}, "
+                                         r"got \['medium', 'paper', 'quick', 'smoke'\]$"):
         Study("a", "x", sizes={"g": missing})
-    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset"):
+    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset .*, got \['huge', 'medium'"):
         Study("a", "x", sizes={"g": dict(_sizes(n=1), huge={})})
-    with pytest.raises(TypeError, match=r"sizes\['g'\]\['quick'\] must be a dict"):
+    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset .*, got int$"):
+        Study("a", "x", sizes={"g": 3})
+    with pytest.raises(TypeError, match=r"sizes\['g'\]\['quick'\] must be a dict, got list$"):
         Study("a", "x", sizes={"g": dict(_sizes(n=1), quick=[1])})
-    with pytest.raises(TypeError, match="sizes must be a dict"):
+    with pytest.raises(TypeError, match="sizes must be a dict .*, got list$"):
         Study("a", "x", sizes=[("g", 1)])
 
 
