@@ -155,3 +155,25 @@ def test_every_group_builds_runs_of_registered_experiments_with_a_cost_model(pre
             assert r.experiment in EXPERIMENTS, (group, r.experiment)
             assert r.experiment in work, (group, r.experiment)
             assert cost.work(r)[1] == r.experiment            # never the generic fallback
+
+
+def test_plugin_studies_loads_each_named_module_in_order(tmp_path, monkeypatch):
+    """In process (the toy test above runs them in a subprocess): every module named, in order,
+    skipping empty entries; $LWSIM_STUDIES when no names are given."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("plug_a", "plug_b"):
+        (tmp_path / f"{name}.py").write_text(f"from lwsim.figures.study import Study\nSTUDY = Study({name!r}, 'x')\n")
+    (tmp_path / "plug_int.py").write_text("STUDY = 3\nstudy = None\n")
+    got = studies.plugin_studies(" , plug_b,, plug_a ")
+    assert [s.name for s in got] == ["plug_b", "plug_a"]
+    monkeypatch.setenv("LWSIM_STUDIES", "plug_a")
+    assert [s.name for s in studies.plugin_studies()] == ["plug_a"]
+    monkeypatch.delenv("LWSIM_STUDIES")
+    assert studies.plugin_studies() == ()
+    with pytest.raises(TypeError, match=r"'plug_int', which has no STUDY \(a lwsim.figures.study.Study\), got int$"):
+        studies.plugin_studies("plug_int")
+
+
+def test_figure_ids_sort_naturally():
+    assert studies._natural("A16") == ("A", 16) and studies._natural("b2") == ("b", 2)
+    assert studies._natural("T") == ("T", 0)
