@@ -7,11 +7,39 @@ import math
 import numpy as np
 
 
+def _author_J(cell, p, x):
+    """[B]'s compute_J_blocks, by hand: J_t = diag(g) D W + diag(1−g) + diag(φ(a_t) − h_t) σ' U_g."""
+    T, B, _ = x.shape
+    H = cell.n_hidden
+    h = np.zeros((B, H))
+    J = np.zeros((T, B, H, H))
+    for t in range(T):
+        a = x[t] @ p["W_x"].T + h @ p["W_h"].T
+        phi = np.tanh(a)
+        if cell.name == "diaggate":
+            g = _sig(x[t] @ p["W_s"].T + h @ p["U_s"].T)
+            Ug = p["U_s"]
+        else:
+            g = np.repeat(_sig(x[t] @ p["w_s"] + h @ p["u_s"])[:, None], H, axis=1)
+            Ug = np.broadcast_to(p["u_s"][None, :], (H, H))
+        h_new = g * phi + (1 - g) * h
+        for b in range(B):
+            J[t, b] = (np.diag(g[b] * (1 - phi[b] ** 2)) @ p["W_h"] + np.diag(1 - g[b])
+                       + np.diag((phi[b] - h_new[b]) * g[b] * (1 - g[b])) @ Ug)
+        h = h_new
+    return J
+
+
 def _b_cell(c, name):
     opts = {"bias": False, "readout": "last", "dtype": "float32"}
     if name == "constgate":
         opts["s"] = c.get("s", 0.8)
     return lwsim.make_cell(name, c["D"], c["H"], **opts)
+
+
+def _close(fig):
+    import matplotlib.pyplot as plt
+    plt.close(fig)
 
 
 def _edges(coll):
@@ -33,6 +61,14 @@ def _options(cell):
     return {k: v for k, v in vars(cell).items() if k != "dtype"}
 
 
+def _params(cell, seed=0):
+    rng = np.random.default_rng(seed)
+    p = {k: 0.6 * rng.standard_normal(s) for k, s in cell.param_shapes().items()}
+    if "ln_gamma" in p:
+        p["ln_gamma"] = 1.0 + p["ln_gamma"]
+    return p
+
+
 def _product(J, b, t, ell):
     """M_{t,ℓ} = J_t J_{t−1} ⋯ J_{t−ℓ+1} with J[t−1] = ∂h_t/∂h_{t−1} (source k = t − ℓ)."""
     W = np.eye(J.shape[-1])
@@ -51,3 +87,14 @@ def _rev(J, b, t, k):
     for j in range(k + 1, t + 1):           # J_{k+1} ⋯ J_t: earliest on the left
         M = M @ J[j - 1, b]
     return M
+
+
+def _setup(name="diaggate", H=4, D=2, T=7, B=3, seed=0):
+    cell = lwsim.make_cell(name, D, H, bias=False, readout="last")
+    p = cell.init_params(seed=seed, scheme="normal", sigma_w=0.6)
+    x = np.random.default_rng(seed + 1).uniform(size=(T, B, D))
+    return cell, p, x
+
+
+def _sig(a):
+    return 1.0 / (1.0 + np.exp(-a))

@@ -34,17 +34,10 @@ from lwsim.conventions import AUTHOR, CHOICES, Conventions, LWSIM, as_convention
 from lwsim.diagnostics.gamma import gate_factors
 from lwsim.diagnostics.rates import source_rates
 from lwsim.stats import mcculloch, tailfit
+from helpers import _params, _setup
 
 
 T, B, D, H = 10, 3, 3, 4
-
-
-def _params(cell, seed=0):
-    rng = np.random.default_rng(seed)
-    p = {k: 0.6 * rng.standard_normal(s) for k, s in cell.param_shapes().items()}
-    if "ln_gamma" in p:
-        p["ln_gamma"] = 1.0 + p["ln_gamma"]
-    return p
 
 
 def _model(name="diaggate", b=B, t=T, **opts):
@@ -178,13 +171,6 @@ def _cell(name, ln=True):
 
 def _x(seed=1, b=B_conventions_author, t=T_conventions_author):
     return np.random.default_rng(seed).standard_normal((t, b, D_conventions_author))
-
-
-def _setup(name="diaggate", H=4, D=2, T=7, B=3, seed=0):
-    cell = lwsim.make_cell(name, D, H, bias=False, readout="last")
-    p = cell.init_params(seed=seed, scheme="normal", sigma_w=0.6)
-    x = np.random.default_rng(seed + 1).uniform(size=(T, B, D))
-    return cell, p, x
 
 
 # ---- the name and the object give the same bits ---------------------------------------------------

@@ -4,8 +4,11 @@ a helper into every destination of a split file) into one module, tests/helpers.
     python tools/fold_test_helpers.py [--dry-run]
 
 A module-level function (not a test, not a fixture) is folded when the same name with the same
-source text is defined in two or more test files and every name it reads is a builtin, one of the
-modules imported in HELPER_IMPORTS, or another folded helper. Each file then imports it
+source text is defined in two or more test files (where a name has several definitions, the one
+copied most, if it is copied into two files or more and no other is copied as often; files with
+another definition keep theirs) and every name it reads is a builtin, one of the modules imported
+in HELPER_IMPORTS, or another folded helper. Running it again folds what is new (tests/helpers.py
+keeps what it holds). Each file then imports it
 (`from helpers import name`; pytest's pythonpath holds tests/). Deterministic; prints what moved.
 """
 from __future__ import annotations
@@ -70,8 +73,13 @@ def candidates(files):
                 src = ast.get_source_segment(text, node)
                 defs[node.name][src].append(f)
                 nodes[(node.name, src)] = node
-    shared = {name: (src, fs) for name, by_src in defs.items() for src, fs in by_src.items()
-              if len(by_src) == 1 and len(fs) >= 2}
+    shared = {}
+    for name, by_src in defs.items():
+        counts = sorted((len(fs) for fs in by_src.values()), reverse=True)
+        if counts[0] < 2 or (len(counts) > 1 and counts[1] == counts[0]):
+            continue
+        src, fs = max(by_src.items(), key=lambda kv: len(kv[1]))
+        shared[name] = (src, fs)
     # keep only helpers whose free names are allowed (iterate: a helper may read another folded one)
     changed = True
     while changed:
@@ -91,12 +99,20 @@ def fold(dry_run=False):
     if not shared:
         print("nothing to fold")
         return {}
-    used_imports = sorted({k for name, (src, _) in shared.items() for k in _free_names(nodes[(name, src)])
+    old = {}                                          # what tests/helpers.py holds already
+    if TARGET.exists():
+        text = TARGET.read_text()
+        old = {n.name: ast.get_source_segment(text, n) for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+        clash = sorted(n for n in shared if n in old and old[n] != shared[n][0])
+        if clash:
+            raise SystemExit(f"tests/helpers.py defines {clash} differently: rename one first")
+    srcs = {**old, **{name: src for name, (src, _) in shared.items()}}
+    used_imports = sorted({k for src in srcs.values() for k in _free_names(ast.parse(src).body[0])
                            if k in HELPER_IMPORTS})
     body = ['"""Helpers shared by several test files (folded by tools/fold_test_helpers.py: the same',
             'function was copied into each file that needed it)."""', "from __future__ import annotations", ""]
     body += [HELPER_IMPORTS[k] for k in used_imports] + ["", ""]
-    body += ["\n\n\n".join(shared[name][0] for name in sorted(shared)), ""]
+    body += ["\n\n\n".join(srcs[name] for name in sorted(srcs)), ""]
     per_file = defaultdict(list)
     for name, (_, fs) in shared.items():
         for f in fs:
@@ -105,8 +121,6 @@ def fold(dry_run=False):
         print(f"{f.relative_to(ROOT)}: {', '.join(sorted(names))}")
     if dry_run:
         return per_file
-    if TARGET.exists():
-        raise SystemExit(f"{TARGET} exists already: fold once, on the relayout's result")
     TARGET.write_text("\n".join(body))
     for f, names in per_file.items():
         text = f.read_text()

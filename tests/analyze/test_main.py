@@ -25,9 +25,7 @@ import lwsim
 from lwsim.analyze import __main__ as cli
 from lwsim.analyze.__main__ import main
 from lwsim.analyze.load import LoadError
-from lwsim.figures import training as ex
 from lwsim.figures.studies import preset_sizes
-from lwsim.figures.studies.main.experiment import a_main
 
 
 REQUIRED = ["--cell", "gru", "--hidden", "4", "--weights", "w.safetensors", "--data", "d.npz", "--out", "o"]
@@ -97,41 +95,6 @@ SMOKE = preset_sizes("smoke")
 
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
-
-
-@pytest.fixture(scope="module")
-def figures_run(tmp_path_factory):
-    """a_main (smoke sizes) on a torch-convention GRU without LayerNorm, with its trained model."""
-    c = dict({k: v for k, v in SMOKE["a_main"].items()
-              if k not in ("seeds", "optimizers")},
-             cell="gru", seed=212, optimizer="adamw", backend="numba")
-    seen = {}
-    mp = pytest.MonkeyPatch()
-    mp.setattr(ex, "_a_cell", lambda name, cfg: lwsim.make_cell(
-        "gru", cfg["D"], cfg["H"], convention="torch", readout="every"))
-    real_train = ex.train
-
-    def spy(cell, params, ds, **kw):
-        res = real_train(cell, params, ds, **kw)
-        seen.update(cell=cell, res=res, ds=ds)
-        return res
-    mp.setattr(ex, "train", spy)
-    try:
-        out = a_main(c)
-    finally:
-        mp.undo()
-    cell, res, ds = seen["cell"], seen["res"], seen["ds"]
-    d = tmp_path_factory.mktemp("model")
-    safetensors_numpy.save_file(cell.params_to_torch(res.params), str(d / "model.safetensors"))
-    v = cell.params_to_torch({k: st["v"] for k, st in res.optimizer.state.items()})
-    m = cell.params_to_torch({k: st["m"] for k, st in res.optimizer.state.items()})
-    opt = {f"{k}.exp_avg_sq": a for k, a in v.items()}
-    opt.update({f"{k}.exp_avg": a for k, a in m.items()})
-    opt["step"] = np.array([res.optimizer.step_count], dtype=np.int64)
-    safetensors_numpy.save_file(opt, str(d / "opt.safetensors"),
-                                metadata={"optimizer": "adamw", "betas": "0.9,0.999"})
-    np.savez(d / "diag.npz", x=ds.x_diag, y=ds.y_diag)
-    return c, out, res, d
 
 
 def _num(v):

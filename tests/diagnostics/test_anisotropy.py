@@ -30,6 +30,7 @@ from lwsim.diagnostics.anisotropy import sample_triples
 
 from cellcases import random_params
 from helpers import _product, _rev
+from helpers import _author_J, _setup, _sig
 
 
 RNG = np.random.default_rng(40)
@@ -40,40 +41,6 @@ def _cell(H=5, T=10, B=6, seed=0):
     params = cell.init_params(seed=seed, scheme="normal", sigma_w=0.9)
     x = np.random.default_rng(seed).standard_normal((T, B, 3))
     return cell, params, x
-
-
-def _sig(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
-def _setup(name="diaggate", H=4, D=2, T=7, B=3, seed=0):
-    cell = lwsim.make_cell(name, D, H, bias=False, readout="last")
-    p = cell.init_params(seed=seed, scheme="normal", sigma_w=0.6)
-    x = np.random.default_rng(seed + 1).uniform(size=(T, B, D))
-    return cell, p, x
-
-
-def _author_J(cell, p, x):
-    """[B]'s compute_J_blocks, by hand: J_t = diag(g) D W + diag(1−g) + diag(φ(a_t) − h_t) σ' U_g."""
-    T, B, _ = x.shape
-    H = cell.n_hidden
-    h = np.zeros((B, H))
-    J = np.zeros((T, B, H, H))
-    for t in range(T):
-        a = x[t] @ p["W_x"].T + h @ p["W_h"].T
-        phi = np.tanh(a)
-        if cell.name == "diaggate":
-            g = _sig(x[t] @ p["W_s"].T + h @ p["U_s"].T)
-            Ug = p["U_s"]
-        else:
-            g = np.repeat(_sig(x[t] @ p["w_s"] + h @ p["u_s"])[:, None], H, axis=1)
-            Ug = np.broadcast_to(p["u_s"][None, :], (H, H))
-        h_new = g * phi + (1 - g) * h
-        for b in range(B):
-            J[t, b] = (np.diag(g[b] * (1 - phi[b] ** 2)) @ p["W_h"] + np.diag(1 - g[b])
-                       + np.diag((phi[b] - h_new[b]) * g[b] * (1 - g[b])) @ Ug)
-        h = h_new
-    return J
 
 
 T, B, D, H = 12, 3, 3, 5

@@ -22,6 +22,7 @@ from lwsim import diagnostics as dg
 from lwsim.diagnostics.gamma import gate_factors
 
 from cellcases import random_params
+from helpers import _params
 
 
 RNG = np.random.default_rng(10)
@@ -54,14 +55,6 @@ def _cell(name, ln=True):
     if name == "constgate":
         opts["s"] = 0.3
     return lwsim.make_cell(name, D, H, 1, **opts)
-
-
-def _params(cell, seed=0):
-    rng = np.random.default_rng(seed)
-    p = {k: 0.6 * rng.standard_normal(s) for k, s in cell.param_shapes().items()}
-    if "ln_gamma" in p:
-        p["ln_gamma"] = 1.0 + p["ln_gamma"]
-    return p
 
 
 def _x(seed=1, b=B, t=T):

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from theory import cells
+from helpers import _sig
 
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None)
@@ -77,10 +78,6 @@ def _state_fd(step, P, x, h, c, H, step_size=1e-6):
 # ----------------------------------------------------------------------------------------
 # 2. the hand-written Jacobians of docs/cells.md §1.7 vs the derivation
 # ----------------------------------------------------------------------------------------
-def _sig(a):
-    return 1.0 / (1.0 + np.exp(-a))
-
-
 def _ln_parts(a, P, ln):
     """(LN(a), J_LN) per docs/cells.md §1.4 / §1.7; identity without LN."""
     H = a.size

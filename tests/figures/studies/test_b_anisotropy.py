@@ -93,14 +93,10 @@ from lwsim.figures.style import plt
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 from helpers import _b_cell, _legend
+from helpers import _close
 
 
 SMOKE = preset_sizes("smoke")
-
-
-def _close(fig):
-    import matplotlib.pyplot as plt
-    plt.close(fig)
 
 
 # --- B4–B6 / finding 8 ---------------------------------------------------------------------------

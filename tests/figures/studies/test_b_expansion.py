@@ -70,14 +70,10 @@ from lwsim import diagnostics as dg
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import b_expansion, b_expansion as bx, preset_sizes
 from lwsim.figures.style import plt
+from helpers import _close
 
 
 SMOKE = preset_sizes("smoke")
-
-
-def _close(fig):
-    import matplotlib.pyplot as plt
-    plt.close(fig)
 
 
 # --- B7, B8 / finding 7 --------------------------------------------------------------------------

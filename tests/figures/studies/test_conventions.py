@@ -76,11 +76,7 @@ from lwsim.figures.style import color
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 from helpers import _edges
-
-
-def _close(fig):
-    import matplotlib.pyplot as plt
-    plt.close(fig)
+from helpers import _close
 
 
 # --- A13 -----------------------------------------------------------------------------------------

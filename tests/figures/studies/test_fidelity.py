@@ -53,14 +53,10 @@ from lwsim.figures.studies.main import nulls as nl
 from lwsim.tasks import make as make_task
 from lwsim.train import train
 from helpers import _r6
+from helpers import _close
 
 
 SMOKE = preset_sizes("smoke")
-
-
-def _close(fig):
-    import matplotlib.pyplot as plt
-    plt.close(fig)
 
 
 # --- A11 / finding 6 -----------------------------------------------------------------------------

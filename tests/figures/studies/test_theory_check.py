@@ -48,14 +48,10 @@ import pytest
 
 from lwsim.figures.run import EXPERIMENTS
 from lwsim.figures.studies import preset_sizes, theory_check as th
+from helpers import _close
 
 
 SMOKE = preset_sizes("smoke")
-
-
-def _close(fig):
-    import matplotlib.pyplot as plt
-    plt.close(fig)
 
 
 # --- A12 -----------------------------------------------------------------------------------------
