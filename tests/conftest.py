@@ -1,7 +1,11 @@
 """Suite-wide reporting: numba's compilation time (compiling kernels, or loading them from numba's
 on-disk cache), printed at the end of every run, so a cold-cache CI run reports what compiling
-the kernels costs (lwsim/figures/timing.py). Runs in spawned worker processes are not counted."""
+the kernels costs (lwsim/figures/timing.py). Runs in spawned worker processes are not counted.
+Also: every test's pyplot figures are closed after it."""
 import os
+import sys
+
+import pytest
 
 from lwsim.figures.timing import compile_clock
 
@@ -17,3 +21,12 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"numba compilation in this process: {_CLOCK.cpu:.1f} s CPU, {_CLOCK.total:.1f} s wall, "
         f"{_CLOCK.count} compilations or cache loads")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close the pyplot figures a test leaves open (drawing tests share a file since the relayout;
+    matplotlib warns past 20 open figures). Only when matplotlib was imported at all."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

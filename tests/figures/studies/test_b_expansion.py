@@ -12,26 +12,10 @@ the other stream) are checked to give other values. Figure/finding tests feed ha
 whose right and decoy keys disagree (last vs first checkpoint, AI vs CE, slope vs remainder).
 
 Planted wrong-variable bugs (one at a time, each seen failing, then restored):
-  P1 b_s1: the profile of every checkpoint from the last checkpoint's weights
-     → test_s1_profiles_from_each_checkpoint_on_the_probe_stream
-  P2 b_s1: the probe rows from the run's seed (task.batch(probe, seed)) instead of seed + 7919
-     → test_s1_profiles_from_each_checkpoint_on_the_probe_stream
-  P3 fig_b3: the slopes s read from the "retention" predictor whatever b3_predictor says
-     → test_b1_b3_read_each_checkpoint_and_predictor
-  P4 b_s2: the anisotropy at checkpoint ck from the first checkpoint's weights
-     → test_s2_metrics_from_each_checkpoint_on_their_own_rows
-  P5 b_s2: gradient rows of seed + 7919 instead of seed + 104729 (x, y of another stream)
-     → test_s2_metrics_from_each_checkpoint_on_their_own_rows
-  P6 f8: B4's AI read at the first checkpoint (median_first) instead of the last
-     → test_f8_reads_the_last_checkpoint_and_ai
-  P7 f8: μ̃ of the first checkpoint (keys[0]) instead of the last
-     → test_f8_reads_the_last_checkpoint_and_ai
   P8 b_expansion: the weights drawn from seed + 1
      → test_expansion_from_the_seeds_trajectory_and_weights
   P9 f7: the verdict from "remainder" instead of "slope"
      → test_f7_reads_the_slopes
-  P10 f8_conventions: the "author" row reads the lwsim AI key (median_last)
-     → test_f8_conventions_read_each_conventions_keys
 
 [B]'s quantities under conventions="author" and the author's protocol options (docs/fidelity.md).
 

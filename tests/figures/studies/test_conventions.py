@@ -12,20 +12,10 @@ convention) are checked to give other values. The figure/finding tests feed hand
 whose right and decoy keys disagree.
 
 Planted wrong-variable bugs (one at a time, each seen failing, then restored):
-  P1 a_fidelity: envelope_fidelity on the initial parameters instead of the trained ones
-     → test_fidelity_from_the_trained_model_and_its_optimizer
-  P2 a_fidelity: envelope_fidelity on ds.x_train instead of the held-out rows
-     → test_fidelity_from_the_trained_model_and_its_optimizer
-  P3 f6: the verdict from the median Pearson (log) instead of the median Spearman ρ
-     → test_f6_reads_spearman_not_pearson
-  P4 a_theory: planted_check with seed + 1
-     → test_theory_check_is_the_planted_check_of_its_own_law_alpha_seed
   P5 a_conventions: the "lwsim" detection table on the "author" statistic (conventions swapped in
      matched_statistic) → test_conventions_each_key_from_its_own_convention
   P6 summary: Ĥ_N growth of every convention read from h_n_lwsim
      → test_conventions_summary_and_lines_read_each_convention
-  P7 fig_a12: H_theory stored from the measured h_n
-     → test_a12_stores_measured_and_theory_from_their_own_keys
 
 conventions="author": each approximation of the author's code (docs/fidelity.md), pinned against
 a small re-implementation written here from the author's formulas, and shown to differ from lwsim's

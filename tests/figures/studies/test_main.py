@@ -35,10 +35,6 @@ Planted wrong-variable bugs (one at a time, each seen failing, then restored):
      → test_f5_reads_the_nhat_slopes_not_the_nstar_ones
   P7 f4: the fast/slow means from "fraction_below_1.9" instead of "mean"
      → test_f4_reads_mean_alpha_not_the_fraction
-  P8 fig_a10: every optimizer's band from the first optimizer's runs
-     → test_a10_averages_each_optimizer_over_its_own_runs
-  P9 compare_runs: the comparison runs on ``seeds`` instead of ``compare_seeds``
-     → test_compare_runs_use_compare_optimizers_and_seeds
   P10 f1_f2: the law chosen by AIC ("selected") instead of BIC ("selected_bic")
      → test_f1_f2_read_the_bic_law_and_the_seed_mean_window
   P11 f3: Ĥ_N at the smallest N instead of the largest
