@@ -206,3 +206,241 @@ def test_pinned_restart_replaces_the_process(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert b"LWSIM_PLATFORM=pinned" in env                  # the pinned run is this very PID
+
+
+# ----------------------------------------------------------------------------------------------
+# Wrong-variable plants (issue 41 item 6): bugs mutmut cannot plant (another environment variable,
+# the requested instead of the detected setting, one setting checked and another applied …).
+# Each was planted by hand in lwsim/platform.py, one at a time, and this file run against it
+# (the two ~70 s CLI tests, test_pinned_bits_same_under_two_detections_native_not and
+# test_only_into_folder_with_full_findings_keeps_verdicts, were left out of those runs; the
+# new tests below catch every plant without them).
+#   Q1  native_requested reads another variable (LWSIM_NATIVE) ........ test_mode_flags_read_lwsim_platform_only (new)
+#   Q2  is_pinned_process: NUMBA_CPU_NAME == haswell, not the mode .... test_mode_flags_read_lwsim_platform_only (new)
+#   Q3  pinned_env() updates os.environ itself (no copy) .............. test_pinned_env_is_a_copy_with_exactly_the_pin (new)
+#   Q3b pinned_env(d) updates the caller's dict d ..................... test_pinned_env_is_a_copy_with_exactly_the_pin (new)
+#   Q4  notes computed after the update (none ever) ................... test_pinned_env_overrides_what_the_machine_set
+#   Q5  notes from os.environ, not from the environ given ............. test_pinned_env_overrides_what_the_machine_set
+#   Q6  LWSIM_PLATFORM kept from the caller ("native") ................ test_pinned_env_is_a_copy_with_exactly_the_pin (new)
+#   Q7  describe's mode from native_requested ......................... test_describe_reports_the_detected_kernels (new)
+#   Q8  describe's openblas: OPENBLAS_CORETYPE (requested) ............ test_describe_reports_the_detected_kernels (new)
+#   Q9  describe's numba: NUMBA_CPU_NAME (requested) .................. test_describe_reports_the_detected_kernels (new)
+#   Q10 describe's tuning: LWSIM_NUMBA_TUNING (requested) ............. test_describe_reports_the_detected_kernels (new)
+#   Q11 describe's ok: EXPECTED compared with itself .................. test_describe_ok_checks_every_detected_kernel (new)
+#   Q12 describe's ok: the tuning checked twice, the numba target never  test_describe_ok_checks_every_detected_kernel (new)
+#   Q13 describe's ok: native_requested() instead of the mode ......... test_describe_ok_checks_every_detected_kernel (new)
+#   Q14 platform_line: the pinned numba name instead of the detected .. test_platform_line_reports_what_describe_says (new)
+#   Q15 platform_line: the expected NumPy level instead of the detected  test_platform_line_reports_what_describe_says (new)
+#   Q16 platform_line: "pinned" when the OpenBLAS core alone is right .. test_platform_line_reports_what_describe_says (new)
+#   Q17 platform_line: the threads from NUMBA_NUM_THREADS ............. test_platform_line_reports_what_describe_says (new)
+#   Q18 reexec_argv: sys.argv[1:] instead of its argv ................. test_reexec_argv_and_main_use_their_arguments (new)
+#   Q20 main: the environment's values printed instead of the pin ..... test_reexec_argv_and_main_use_their_arguments (new)
+#   Q21 main: sys.argv read although argv was given ................... test_reexec_argv_and_main_use_their_arguments (new)
+#   Q22 pinnable: the host's flags used although flags were given ..... test_pinnable_needs_avx2_and_fma (on an AVX2 +
+#                                                                      FMA host only), test_pinnable_uses_the_flags_and_the_machine_given (new)
+#   Q23 pinnable: platform.processor() instead of machine() ........... test_pinnable_uses_the_flags_and_the_machine_given (new)
+#   Q24 host_flags (llvmlite): features the CPU lacks included ........ test_host_flags_reads_the_flags_line_else_llvmlite (new)
+#   Q26 openblas_core: OPENBLAS_CORETYPE (requested) .................. test_detections_report_the_libraries_not_the_environment (new)
+#   Q27 numpy_simd: the float32 loop ("ff") instead of float64 ........ test_detections_report_the_libraries_not_the_environment (new)
+#   Q27b numpy_simd: the best available level, not the current ........ test_detections_report_the_libraries_not_the_environment (new)
+#   Q28 numba_target: NUMBA_CPU_NAME (requested), not numba's config .. test_detections_report_the_libraries_not_the_environment (new)
+#   Q29 numba_target: the host CPU always, numba's config ignored ..... test_detections_report_the_libraries_not_the_environment (new)
+#   Q30 host_flags: the "vmx flags" line instead of "flags" ........... test_host_flags_reads_the_flags_line_else_llvmlite (new)
+# ----------------------------------------------------------------------------------------------
+
+
+def _clear_pin(monkeypatch):
+    """Remove every pinned variable and LWSIM_PLATFORM (restored after the test)."""
+    for k in [*platform.PINNED, platform.ENV_MODE, "LWSIM_NATIVE", "NUMBA_NUM_THREADS"]:
+        monkeypatch.delenv(k, raising=False)
+
+
+def test_mode_flags_read_lwsim_platform_only(monkeypatch):
+    _clear_pin(monkeypatch)
+    # decoys: a pinned-looking environment, and another "native" switch
+    decoys = {"NUMBA_CPU_NAME": "haswell", "OPENBLAS_CORETYPE": "Haswell", "LWSIM_NATIVE": "1"}
+    for mode, native, pinned in ((None, False, False), ("native", True, False), ("pinned", False, True),
+                                 ("other", False, False)):
+        for with_decoys in (False, True):
+            for k in decoys:
+                monkeypatch.delenv(k, raising=False)
+            if with_decoys:
+                for k, v in decoys.items():
+                    monkeypatch.setenv(k, v)
+            if mode is None:
+                monkeypatch.delenv(platform.ENV_MODE, raising=False)
+            else:
+                monkeypatch.setenv(platform.ENV_MODE, mode)
+            assert platform.native_requested() is native, (mode, with_decoys)
+            assert platform.is_pinned_process() is pinned, (mode, with_decoys)
+
+
+def test_pinned_env_is_a_copy_with_exactly_the_pin(monkeypatch):
+    pin = {**platform.PINNED, platform.ENV_MODE: "pinned"}
+    # a given mapping: copied, never changed; the result is it with exactly the pin on top
+    given = {"OPENBLAS_CORETYPE": "SkylakeX", "NUMBA_CPU_NAME": "", "LWSIM_NUMBA_TUNING": "avx2",
+             platform.ENV_MODE: "native", "PATH": "/bin"}
+    before = dict(given)
+    env, notes = platform.pinned_env(given)
+    assert given == before and env is not given
+    assert env == {**before, **pin}
+    assert env[platform.ENV_MODE] == "pinned" != before[platform.ENV_MODE]      # the caller's mode is replaced
+    assert notes == ["OPENBLAS_CORETYPE=SkylakeX from the environment is overridden by Haswell "
+                     "(use --native to keep it)"]
+    # the default, os.environ: read, never changed
+    _clear_pin(monkeypatch)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Sandybridge")
+    monkeypatch.setenv(platform.ENV_MODE, "native")
+    before = dict(os.environ)
+    env, notes = platform.pinned_env()
+    assert dict(os.environ) == before
+    assert env == {**before, **pin} and env is not os.environ
+    assert len(notes) == 1 and notes[0].startswith("OPENBLAS_CORETYPE=Sandybridge ")
+
+
+def _fake_detections(monkeypatch, openblas="Haswell", numpy="X86_V3", numba="haswell", tuning="avx2"):
+    from lwsim.backends.numba import tuning as tuning_module
+    monkeypatch.setattr(platform, "openblas_core", lambda: openblas)
+    monkeypatch.setattr(platform, "numpy_simd", lambda: numpy)
+    monkeypatch.setattr(platform, "numba_target", lambda: numba)
+    monkeypatch.setattr(tuning_module, "profile", lambda: tuning)
+
+
+def test_describe_reports_the_detected_kernels(monkeypatch):
+    _clear_pin(monkeypatch)
+    # the environment asks for one platform, the libraries report another: describe says the latter
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("NUMBA_CPU_NAME", "haswell")
+    monkeypatch.setenv("LWSIM_NUMBA_TUNING", "avx2")
+    _fake_detections(monkeypatch, openblas="SkylakeX", numpy="X86_V4", numba="znver3", tuning="avx512")
+    d = platform.describe()
+    assert d == {"mode": "native", "openblas": "SkylakeX", "numpy": "X86_V4", "numba": "znver3",
+                 "tuning": "avx512", "ok": True}
+    monkeypatch.setenv(platform.ENV_MODE, "pinned")
+    assert platform.describe() == {**d, "mode": "pinned", "ok": False}
+    monkeypatch.setenv(platform.ENV_MODE, "native")
+    assert platform.describe() == d
+
+
+def test_describe_ok_checks_every_detected_kernel(monkeypatch):
+    _clear_pin(monkeypatch)
+    monkeypatch.setenv(platform.ENV_MODE, "pinned")
+    good = {"openblas": "Haswell", "numpy": "X86_V3", "numba": "haswell", "tuning": "avx2"}
+    _fake_detections(monkeypatch, **good)
+    assert platform.describe() == {"mode": "pinned", **good, "ok": True}
+    for key, wrong in (("openblas", "SkylakeX"), ("numpy", "X86_V4"), ("numba", "znver3"), ("tuning", "avx512")):
+        _fake_detections(monkeypatch, **{**good, key: wrong})
+        d = platform.describe()
+        assert d[key] == wrong and d["ok"] is False, key
+        # a native process (LWSIM_PLATFORM unset: not even asked for) is always ok
+        monkeypatch.delenv(platform.ENV_MODE)
+        d = platform.describe()
+        assert d["mode"] == "native" and d["ok"] is True, key
+        monkeypatch.setenv(platform.ENV_MODE, "pinned")
+
+
+def test_platform_line_reports_what_describe_says(monkeypatch):
+    _clear_pin(monkeypatch)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "7")                           # a decoy thread count
+    d = {"mode": "pinned", "openblas": "OB", "numpy": "NP", "numba": "NB", "tuning": "TU", "ok": True}
+    monkeypatch.setattr(platform, "describe", lambda: dict(d))
+    kernels = "OpenBLAS core OB, NumPy SIMD NP, numba target NB, lwsim kernels TU"
+    assert platform.platform_line(3) == (f"Platform: **pinned** ({kernels}, numba threads per run 3): the same "
+                                         "bits on any x86-64 with AVX2 + FMA at the same thread counts.")
+    assert platform.platform_line() == (f"Platform: **pinned** ({kernels}): the same bits on any x86-64 with "
+                                        "AVX2 + FMA at the same thread counts.")
+    # not ok although the OpenBLAS core (or any one kernel) is the pinned one
+    d.update(ok=False, openblas="Haswell")
+    assert platform.platform_line(2) == (
+        "Platform: pinned was asked but not in effect (OpenBLAS core Haswell, NumPy SIMD NP, numba target NB, "
+        "lwsim kernels TU, numba threads per run 2): the bits may differ from the pinned reference.")
+    d.update(mode="native", ok=True, openblas="OB")
+    assert platform.platform_line() == (f"Platform: **native** (`--native`: {kernels}): the fastest kernels of "
+                                        "this CPU; the last bits may differ from a pinned run or another CPU.")
+
+
+def test_reexec_argv_and_main_use_their_arguments(monkeypatch, capsys):
+    _clear_pin(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["prog", "--decoy"])
+    assert platform.reexec_argv("lwsim.figures", ("--only", "A1")) == [sys.executable, "-m", "lwsim.figures",
+                                                                       "--only", "A1"]
+    assert platform.reexec_argv("m", []) == [sys.executable, "-m", "m"]
+    # main prints the pin, not what the environment holds now
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "SkylakeX")
+    monkeypatch.setenv(platform.ENV_MODE, "native")
+    assert platform.main([]) == 0                                          # argv given: sys.argv not read
+    want = "".join(f"export {k}='{v}'\n" for k, v in {**platform.PINNED, platform.ENV_MODE: "pinned"}.items())
+    out = capsys.readouterr()
+    assert out.out == want and out.err == ""
+    assert platform.main(None) == 2                                        # argv not given: sys.argv[1:]
+    assert "usage" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["prog"])
+    assert platform.main(["--x"]) == 2 and platform.main(None) == 0
+
+
+def test_pinnable_uses_the_flags_and_the_machine_given(monkeypatch):
+    import platform as stdlib_platform
+    monkeypatch.setattr(platform, "host_flags", lambda: {"avx2", "fma"})   # a decoy host
+    monkeypatch.setattr(stdlib_platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(stdlib_platform, "processor", lambda: "aarch64")   # a decoy processor string
+    assert platform.pinnable({"sse2"}) == "this CPU lacks AVX2 and FMA"
+    assert platform.pinnable({"avx2"}) == "this CPU lacks FMA"
+    assert platform.pinnable(["fma", "avx2", "sse2"]) is None
+    assert platform.pinnable() is None                                     # no flags given: the host's
+    monkeypatch.setattr(platform, "host_flags", lambda: {"fma"})
+    assert platform.pinnable() == "this CPU lacks AVX2"
+    assert platform.pinnable({"avx2", "fma"}) is None
+    monkeypatch.setattr(stdlib_platform, "machine", lambda: "AArch64")
+    monkeypatch.setattr(stdlib_platform, "processor", lambda: "x86_64")
+    assert platform.pinnable({"avx2", "fma"}) == "this is a aarch64 machine, the pinned platform is x86-64's"
+
+
+def test_host_flags_reads_the_flags_line_else_llvmlite(monkeypatch):
+    import io
+    import llvmlite.binding as llvm
+    cpuinfo = ("processor\t: 0\nfpu\t\t: yes\nflags\t\t: fpu sse2 avx2 fma\nvmx flags\t: vnmi ept\n"
+               "bugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: fpu sse2\n")
+    monkeypatch.setattr(platform, "open", lambda path, *a, **k: io.StringIO(cpuinfo), raising=False)
+    assert platform.host_flags() == {"fpu", "sse2", "avx2", "fma"}          # the first "flags" line only
+
+    def no_file(*a, **k):
+        raise OSError("no /proc")
+    monkeypatch.setattr(platform, "open", no_file, raising=False)
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: {"avx2": True, "fma": True, "avx512f": False})
+    assert platform.host_flags() == {"avx2", "fma"}                         # only the features it has
+
+    def broken():
+        raise RuntimeError("unknown platform")
+    monkeypatch.setattr(llvm, "get_host_cpu_features", broken)
+    assert platform.host_flags() == set()
+
+
+def test_detections_report_the_libraries_not_the_environment(monkeypatch):
+    import llvmlite.binding as llvm
+    import numpy.lib.introspect as introspect
+    from numba.core import config
+    from lwsim.backends.numba import tuning as tuning_module
+    _clear_pin(monkeypatch)
+    # the environment asks for the pin; the (faked) libraries say otherwise
+    for k, v in platform.PINNED.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(tuning_module, "openblas_core", lambda: "Zen")
+    assert platform.openblas_core() == "Zen"
+    monkeypatch.setattr(tuning_module, "openblas_core", lambda: None)
+    assert platform.openblas_core() == "unknown"
+
+    table = {"tanh": {"dd": {"current": "AVX512_SKX", "available": "X86_V4 AVX512_SKX baseline(X86_V2)"},
+                      "ff": {"current": "X86_V3", "available": "X86_V3 baseline(X86_V2)"},
+                      "ee": {"current": "baseline(X86_V2)", "available": "baseline(X86_V2)"}}}
+    monkeypatch.setattr(introspect, "opt_func_info", lambda **kw: table)
+    assert platform.numpy_simd() == "AVX512_SKX"                             # float64's current target
+    table["tanh"]["dd"]["current"] = "baseline(X86_V1)"
+    assert platform.numpy_simd() == "X86_V1"
+    monkeypatch.setattr(introspect, "opt_func_info", lambda **kw: {})
+    assert platform.numpy_simd() == "unknown"
+
+    monkeypatch.setattr(llvm, "get_host_cpu_name", lambda: "host-cpu")
+    monkeypatch.setattr(config, "CPU_NAME", "what-numba-compiles-for")
+    assert platform.numba_target() == "what-numba-compiles-for"
+    monkeypatch.setattr(config, "CPU_NAME", None)
+    assert platform.numba_target() == "host-cpu"                            # not NUMBA_CPU_NAME (set, but not read)

@@ -51,16 +51,15 @@ def auc(score, label) -> float:
     negatives (scipy.stats.mannwhitneyu): the probability that a random positive scores above a
     random negative, ties counting ½ (docs/statistics.md §3.6). ±Inf scores rank as extremes.
     NaN when either class is empty (no ranking to score)."""
-    from scipy.stats import mannwhitneyu
+    from scipy.stats import mannwhitneyu, rankdata
     s = _scores("score", score)
     y = _labels(label, s.size)
     n1, n0 = int(y.sum()), int((~y).sum())
     if n1 == 0 or n0 == 0:
         return float("nan")
-    # ranks are what matters: map ±inf to finite extremes so scipy's rank sums stay exact
-    finite = s[np.isfinite(s)]
-    lo, hi = (finite.min() - 1.0, finite.max() + 1.0) if finite.size else (-1.0, 1.0)
-    s = np.where(s == np.inf, hi, np.where(s == -np.inf, lo, s))
+    # ranks are what matters: the scores' ranks (±inf at the extremes, ties averaged) give the same
+    # U, and stay exact where a finite stand-in for ±inf would tie with a score of 2^53 or more
+    s = rankdata(s)
     u = mannwhitneyu(s[y], s[~y], alternative="two-sided", method="asymptotic").statistic
     return float(u) / (n1 * n0)
 

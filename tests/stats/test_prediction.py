@@ -548,3 +548,108 @@ def test_finding10_argument_messages():
         pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 0.5, float("inf"))
     # integers and numpy floats are finite numbers
     assert pr.finding10({"a": 0.5}, {"a": (0.4, 0.6)}, 1, np.float64(0.3)) == ("reproduced", "a")
+
+
+# ----------------------------------------------------------------------------------------------
+# Wrong-variable plants (issue 41 item 6): bugs mutmut cannot plant (a right computation fed
+# another fold, another array, the training rows instead of the held-out ones …). Each was
+# planted by hand in lwsim/stats/prediction.py, one at a time, and this file run against it.
+#   P1  auc: the raw scores (±inf unmapped) passed to scipy ........ test_auc_inf_ranks_above_huge_finite_scores
+#   P2  auc: `finite = s` (the ±inf extremes taken from all scores) . test_auc_inf_ranks_above_huge_finite_scores
+#   P3  balanced_accuracy: (predicted, label) passed to sklearn swapped . test_balanced_accuracy_hand_table, ..._nan_for_all_negative_labels
+#   P4  balanced_accuracy: the one-class check made on `predicted` .... test_balanced_accuracy_hand_table, ..._nan_for_all_negative_labels
+#   P5  diagnostic_score: NaN N* located with isnan(N) ................ test_diagnostic_score_hand_values_and_never_detectable
+#   P6  diagnostic_score: the N* > 0 check made on N .................. test_diagnostic_score_bounds_and_messages
+#   P7  design: "finite" column computed from the clipped diagnostic .. test_design_columns_by_hand
+#   P8  design: cell levels in order of appearance, not sorted ........ test_design_columns_by_hand
+#   P9  cv: fitted on the held-out group's rows ....................... test_logistic_cv_is_out_of_fold
+#   P10 cv: the scaler fitted on all rows (held-out ones included) .... test_cv_logistic_equals_per_fold_hand_fit (new)
+#   P11 cv: the one-class check made on the held-out labels ........... test_cv_logistic_one_class_fold_all_negative, ..._first_does_not_stop_the_others
+#   P12 cv: predict_proba instead of the log-odds ..................... test_cv_logistic_one_class_fold_first_does_not_stop_the_others
+#   P13 cv: fitted on all rows (held-out included) .................... test_logistic_cv_is_out_of_fold
+#   P14 cv: the first fold's model reused for every fold .............. test_logistic_cv_is_out_of_fold
+#   P15 cv: held-out rows scored with their columns reversed .......... test_logistic_cv_recovers_a_monotone_rule_and_one_cell_only
+#   P16 bootstrap: rows resampled instead of blocks ................... test_block_bootstrap_keeps_blocks_whole_and_pairs (+4)
+#   P17 bootstrap: one draw reused for every resample ................. test_block_bootstrap_keeps_blocks_whole_and_pairs (+4)
+#   P18 bootstrap: scored against the original rows' labels ........... test_block_bootstrap_keeps_blocks_whole_and_pairs, ..._skips_one_class_resamples
+#   P19 bootstrap: a fresh resample per score (unpaired) .............. test_block_bootstrap_keeps_blocks_whole_and_pairs
+#   P20 bootstrap: the one-class skip checks all labels, not the draw's  test_block_bootstrap_skips_one_class_resamples
+#   P21 bootstrap: the first score's AUC recorded for every score ..... test_block_bootstrap_one_block_is_the_whole_sample (+6)
+#   P22 bootstrap: "_diff" taken against the score itself ............. test_block_bootstrap_one_block_is_the_whole_sample
+#   P23 bootstrap: `seed` ignored (always 0) .......................... test_block_bootstrap_defaults_are_seed_0_n_boot_1000_level_95
+#   P24 bootstrap: as many blocks drawn as rows (up to 2× blocks) ..... test_block_bootstrap_draws_every_block_with_replacement (+2)
+#   P25 bootstrap: blocks split by label (block × class) .............. test_block_bootstrap_draws_every_block_with_replacement (+2)
+#   P26 bootstrap: "_diff" against the last score, not the first ...... test_block_bootstrap_one_block_is_the_whole_sample
+#   P27 finding10: the interval's high end compared ................... test_finding10_rule, ..._ties_broken_by_name_and_nan_skipped
+#   P28 finding10: the interval compared with auc_ln, not auc_lnc ..... test_finding10_rule
+#   P29 finding10: the AUCs compared with auc_lnc, not auc_ln ......... test_finding10_ties_broken_by_name_and_nan_skipped
+#   P30 finding10: the best taken over diag_auc, NaN included ......... test_finding10_ties_broken_by_name_and_nan_skipped
+#   P31 finding10: "not reproduced" checked over diag_auc, NaN included  test_finding10_not_reproduced_ignores_nan_aucs (new)
+#   P32 finding10: the interval of the first key, not the best's ...... test_finding10_ties_broken_by_name_and_nan_skipped
+#   P33 finding10: the best chosen by interval low end, not by AUC .... test_finding10_best_is_the_highest_auc_not_the_highest_interval (new)
+# ----------------------------------------------------------------------------------------------
+
+
+def _hand_logistic(Xtr, ytr, Xte, C, scale_from):
+    """L2-logistic log-odds by Newton's method, on features standardised with the mean and the
+    (ddof 0) sd of ``scale_from``: minimises ½|w|² + C·Σ log-loss, the intercept unpenalised
+    (sklearn's objective)."""
+    mu, sd = scale_from.mean(axis=0), scale_from.std(axis=0)
+    Z = np.c_[np.ones(len(Xtr)), (Xtr - mu) / sd]
+    t = np.asarray(ytr, float)
+    beta = np.zeros(Z.shape[1])
+    pen = np.r_[0.0, np.ones(Z.shape[1] - 1)] / C
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-Z @ beta))
+        step = np.linalg.solve((Z * (p * (1 - p))[:, None]).T @ Z + np.diag(pen), Z.T @ (p - t) + pen * beta)
+        beta -= step
+        if np.abs(step).max() < 1e-13:
+            break
+    return np.c_[np.ones(len(Xte)), (Xte - mu) / sd] @ beta
+
+
+def test_cv_logistic_equals_per_fold_hand_fit():
+    # group 0's features spread 8× wider: standardising with all rows rather than the training
+    # rows changes the L2 geometry and so the held-out log-odds (by several units at C = 0.1)
+    rng = np.random.default_rng(7)
+    g = np.repeat([0, 1, 2, 3], 10)
+    X = rng.normal(0, 1, (40, 2))
+    X[g == 0] *= 8.0
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 1, 40)) > 0
+    got = pr.cv_logistic_scores(X, y, g, C=0.1)
+    want, all_rows_scaler, in_sample = (np.empty(40) for _ in range(3))
+    for lev in range(4):
+        t = g == lev
+        want[t] = _hand_logistic(X[~t], y[~t], X[t], 0.1, X[~t])
+        all_rows_scaler[t] = _hand_logistic(X[~t], y[~t], X[t], 0.1, X)
+        in_sample[t] = _hand_logistic(X, y, X[t], 0.1, X)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-2)
+    assert np.abs(got - all_rows_scaler).max() > 1.0     # the decoys are far from the result
+    assert np.abs(got - in_sample).max() > 0.1
+
+
+def test_finding10_not_reproduced_ignores_nan_aucs():
+    # the only finite AUC (0.4) is at or below auc_ln: "not reproduced"; a NaN AUC must not
+    # count as one "above" the baseline (nor block the rule)
+    ci = {"a": (0.3, 0.5), "c": (np.nan, np.nan)}
+    assert pr.finding10({"c": float("nan"), "a": 0.4}, ci, 0.5, 0.6) == ("not reproduced", "a")
+    assert pr.finding10({"a": 0.4}, ci, 0.5, 0.6) == ("not reproduced", "a")
+    assert pr.finding10({"a": 0.55}, ci, 0.5, 0.6) == ("inconclusive", "a")   # the rule can say otherwise
+
+
+def test_finding10_best_is_the_highest_auc_not_the_highest_interval():
+    # a: highest AUC, wide interval (low end 0.6); b: lower AUC, narrow interval (low end 0.75).
+    # The best is a, whose low end does not beat auc_lnc = 0.7: inconclusive. Chosen by the
+    # interval (b) it would read "reproduced".
+    a = {"a": 0.9, "b": 0.8}
+    ci = {"a": (0.6, 0.95), "b": (0.75, 0.85)}
+    assert pr.finding10(a, ci, 0.5, 0.7) == ("inconclusive", "a")
+    assert ci["b"][0] > 0.7 > ci["a"][0]                                   # the decoy would differ
+
+
+def test_auc_inf_ranks_above_huge_finite_scores():
+    # "±Inf scores rank as extremes" (the docstring), whatever the finite scores' magnitude. A bug
+    # found planting for issue 41 item 6, fixed: auc mapped +inf to max(finite) + 1, equal to
+    # max(finite) once |max| ≥ 2**53, so +inf tied with the largest finite score.
+    assert pr.auc([1e17, np.inf], [0, 1]) == 1.0
+    assert pr.auc([-1e17, -np.inf], [1, 0]) == 1.0
