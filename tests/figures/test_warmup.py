@@ -571,3 +571,17 @@ def test_first_run_estimate_is_the_readmes_number():
     assert f"{warmup.REFERENCE_SECONDS:.0f} s of it compiling" in block
     assert f"{warmup.REFERENCE_RUNS} warm-up runs" in (Path(__file__).resolve().parents[2]
                                                        / "docs" / "performance.md").read_text()
+
+
+def test_warm_up_reads_runs_through_their_typed_configuration():
+    """A valid configuration reads its declared defaults (a_main without "backend": the declared
+    "numba"); a partial one of a registered experiment is read as given, never raising."""
+    from lwsim.figures import warmup as wu
+    from lwsim.figures.config import declared
+    from lwsim.figures.studies import preset_sizes
+    full = {k: v for k, v in preset_sizes("smoke")["a_main"].items() if k not in ("seeds", "optimizers")}
+    r = Run.make("a_main", **dict(full, cell="gru", seed=212, optimizer="adamw"))
+    assert declared(wu._typed(r), "backend", "numpy") == "numba"
+    partial = Run.make("a_main", cell="gru")
+    assert declared(wu._typed(partial), "cell", "") == "gru"
+    assert declared(wu._typed(partial), "backend", "numpy") == "numpy"
