@@ -33,6 +33,7 @@ CHOICES = {
     "ecf_sigma": ("refit", "unclipped_intercept"),
     "mcculloch_table": ("exact", "linear_201"),
     "tempered_law": ("unit_coefficient", "free_coefficient"),
+    "detection_mean": ("lower_bound", "point"),
     "gate_term_state": ("previous", "after_step"),
     "product_order": ("exact", "reversed"),
     "spectral_norm": ("svd", "power"),
@@ -92,6 +93,10 @@ class Conventions:
     detection_floors: tuple = ()
     """[A] 10: the floors detection_table applies when ``floors=None``, a subset of
     ("snr", "ecf"): none for lwsim, both for the author."""
+    detection_mean: str = "lower_bound"
+    """[A] 11: the mean detection_table puts in the SNR when ``mean_bound=None``: the lower 99.9%
+    confidence bound of |m̄| ("lower_bound", docs/statistics.md §3.3.3: no lag detected from the
+    estimation error of m̄) or the point estimate |m̄| ("point", the author's)."""
     # ---- [B] (lwsim.diagnostics: lr_profile, jacobian_anisotropy, gradient_covariance_metrics,
     # gradient_anisotropy, frechet_check, gate_split, gate_derivative_term)
     gate_term_state: str = "previous"
@@ -152,7 +157,7 @@ AUTHOR = Conventions(
     r_diagonal="weight_diagonals", gru_gamma0="three_terms", lstm_source_tangent="hidden",
     envelope_sources="source_state", envelope_neurons="mean", decay_fit_on="log_mass", orientation="per_batch",
     ecf_sigma="unclipped_intercept", mcculloch_table="linear_201", tempered_law="free_coefficient",
-    detection_floors=DETECTION_FLOORS, gate_term_state="after_step", product_order="reversed",
+    detection_floors=DETECTION_FLOORS, detection_mean="point", gate_term_state="after_step", product_order="reversed",
     spectral_norm="power", median="lower", profile_fit_count="valid", profile_failed_fit="unit_exponent", metric_floors=True)
 """Every approximation of the author's code (``conventions="author"``)."""
 

@@ -419,7 +419,9 @@ def planted_check(law, alpha, params=None, sigma=1.0, c=None, n_lags=40, lags=No
     null = {}
     if noise == "full":
         null = dict(noise="full", noise_samples=stats.sample_sas(alpha, sigma, size=int(n_samples), seed=rng))
-    table = stats.detection_table(X, lags, n_grid, eps=eps, method=method, seed=rng, **null)
+    # the derived laws are those of the SNR rule on the mean itself (the population c f(ℓ) is
+    # known here): the point estimate, not lwsim's default lower bound of |m̄| (statistics.md §3.3.3)
+    table = stats.detection_table(X, lags, n_grid, eps=eps, method=method, seed=rng, mean_bound="none", **null)
     h_meas = np.asarray(table.h_n, dtype=float)
     h_th = theory_window(law, n_grid, alpha, sigma, c, eps, params)
     lo, hi = theory_band(law, n_grid, alpha, sigma, c, eps, params, d_alpha, d_A)

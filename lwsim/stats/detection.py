@@ -13,7 +13,8 @@ import numpy as np
 
 from ..conventions import DETECTION_FLOORS, as_conventions
 from ._checks import MIN_SAMPLES, as_rng, check_int, check_real, real_array, same_length
-from .stable import inv_kappa
+from .mcculloch import mcculloch_point
+from .stable import inv_kappa, mean_lower_bound
 from .tailfit import fit_alpha
 
 
@@ -149,6 +150,8 @@ class DetectionTable:
     n_samples: np.ndarray = None   # samples per lag n_ℓ
     noise: str = "lag"             # the null: "lag" (each lag's own spread) or "full" (the whole update's)
     floors: tuple = ()             # the author's floors applied ("snr", "ecf"), docs/fidelity.md
+    mean_bound: str = "none"       # "lower": detected on mean_lo (docs/statistics.md §3.3.3); "none": on |m̄|
+    mean_lo: np.ndarray = None     # the lower 99.9% bound of |m̄| per lag (None with mean_bound "none")
 
     def to_dict(self) -> dict:
         """JSON-friendly: lists of floats, inf as the string "inf"."""
@@ -194,7 +197,7 @@ def _noise_rows(noise_samples, n_lags, n_seq):
 
 def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed=0, n_boot=200,
                     conventions="lwsim", *, min_samples=None, cap_budget=False, fit_subsample=None,
-                    noise="lag", noise_samples=None, floors=None):
+                    noise="lag", noise_samples=None, floors=None, mean_bound=None):
     """Fit each lag's matched-statistic samples and apply the detection rule over a budget grid.
 
     samples_per_lag: (n_lags, n_samples) finite array, or a sequence of n_lags 1-D arrays whose
@@ -224,6 +227,13 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
     and ``n_samples`` are then the noise's. ``floors`` (None: the conventions' — none for "lwsim",
     both for "author"; or a subset of ("snr", "ecf")): the author's floors, "snr": SNR = 0 where
     σ̂ ≤ 1e−12; "ecf": the author's ECF grid for a tiny IQR (:func:`.tailfit.ecf_fit`).
+
+    ``mean_bound`` (None: the conventions' ``detection_mean`` — "lower" for lwsim, "none" for the
+    author; or "lower" | "none"): "lower" detects on the lower 99.9% confidence bound of |m̄|,
+    max(0, |m̄| − q_{0.9995}(α̂_ℓ) σ̂_ℓ n_ℓ^{−1/κ̂_ℓ}), with the lag's own tail fit (α̂_ℓ, σ̂_ℓ) and
+    sample count n_ℓ (under ``noise="full"`` a McCulloch fit of the lag's own samples), in N̂ and N*
+    (docs/statistics.md §3.3.3): a lag whose true mean is zero is then detected with probability
+    at most 0.1% at any N. ``mean`` stays the point estimate; ``mean_lo`` holds the bound.
     """
     rows = _rows(samples_per_lag)
     lags = real_array("lags", lags, ndim=1, min_len=1, positive=True)
@@ -233,10 +243,16 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
         raise ValueError(f"noise must be 'lag' or 'full', got {noise!r}")
     if (noise == "full") != (noise_samples is not None):
         raise ValueError("noise_samples is required with noise='full' and only used with it")
-    floors = _check_floors(floors, as_conventions(conventions))   # fit_alpha gets the keyword as given
+    conv = as_conventions(conventions)
+    floors = _check_floors(floors, conv)   # fit_alpha gets the keyword as given
+    if mean_bound is None:
+        mean_bound = "lower" if conv.detection_mean == "lower_bound" else "none"
+    if mean_bound not in ("lower", "none"):
+        raise ValueError(f"mean_bound must be None, 'lower' or 'none', got {mean_bound!r}")
     tiny_iqr = "author" if "ecf" in floors else "lwsim"
     sigma_floor = AUTHOR_SIGMA_FLOOR if "snr" in floors else None
     mean = np.array([r.mean() for r in rows])           # the signal m̄(ℓ) under either null
+    lag_rows = rows
     if noise == "full":
         rows, which = _noise_rows(noise_samples, lags.size, rows[0].size)
     else:
@@ -270,13 +286,25 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
     fits, too_few, counts = [fits[i] for i in which], too_few[which], counts[which]   # per lag
     alpha = np.array([2.0 if f is None else f.alpha for f in fits])
     sigma = np.array([0.0 if f is None else f.sigma for f in fits])
+    mean_lo, signal = None, mean
+    if mean_bound == "lower":
+        # the error of m̄(ℓ) is the lag's own: its own fit (under "full" a McCulloch point fit of
+        # the lag's samples, fitted here) and its own sample count
+        if noise == "full":
+            own = [mcculloch_point(np.sort(r - r.mean())) for r in lag_rows]
+            a_own, s_own = np.array([o[0] for o in own]), np.array([o[1] for o in own])
+        else:
+            a_own, s_own = alpha, sigma
+        n_own = np.array([r.size for r in lag_rows], dtype=float)
+        mean_lo = np.asarray(mean_lower_bound(mean, np.clip(a_own, 1.0, 2.0), s_own, n_own), dtype=float).reshape(-1)
+        signal = mean_lo
     if cap_budget:
         used = np.minimum(grid[None, :], counts[:, None])                       # (n_lags, G)
-        ok = np.asarray(detectable(mean[:, None], alpha[:, None], sigma[:, None], used, eps, sigma_floor))
+        ok = np.asarray(detectable(signal[:, None], alpha[:, None], sigma[:, None], used, eps, sigma_floor))
         n_hat = np.where(ok, used, np.inf).min(axis=-1)
     else:
-        n_hat = np.asarray(sample_complexity(mean, alpha, sigma, grid, eps, sigma_floor), dtype=float).reshape(-1)
-    nstar = np.asarray(n_star(mean, alpha, sigma, eps, sigma_floor), dtype=float).reshape(-1)
+        n_hat = np.asarray(sample_complexity(signal, alpha, sigma, grid, eps, sigma_floor), dtype=float).reshape(-1)
+    nstar = np.asarray(n_star(signal, alpha, sigma, eps, sigma_floor), dtype=float).reshape(-1)
     n_hat, nstar = np.where(too_few, np.inf, n_hat), np.where(too_few, np.inf, nstar)  # never detectable
     return DetectionTable(
         lags=lags, mean=mean, alpha=alpha, sigma=sigma, kappa=_kappa_ext(alpha).reshape(-1),
@@ -284,4 +312,4 @@ def detection_table(samples_per_lag, lags, n_grid, eps=20.0, method="auto", seed
         reliable=np.array([f is not None and f.reliable for f in fits]),
         method=tuple("too_few" if f is None else f.method for f in fits),
         n_grid=grid, h_n=np.asarray(learnability_window(lags, n_hat, grid)).reshape(-1), eps=eps,
-        n_samples=counts.astype(float), noise=noise, floors=floors)
+        n_samples=counts.astype(float), noise=noise, floors=floors, mean_bound=mean_bound, mean_lo=mean_lo)

@@ -62,3 +62,34 @@ def mean_scale(alpha, sigma, n):
     n = real_array("n", n, positive=True)
     out = sigma * n ** (1.0 / alpha - 1.0)
     return float(out) if out.ndim == 0 else out
+
+
+_TAIL = None
+TAIL_P = 0.9995   # the quantile tabulated in lwsim/data/sas_tail_quantile.npz (two-sided 99.9%)
+
+
+def sas_tail_quantile(alpha):
+    """q_{0.9995}(α) of unit SαS(α) (φ(t) = e^{−|t|^α}) on α ∈ [1, 2], log-linear interpolation of the
+    table built by ``python -m lwsim.stats.make_mcculloch_table --tail`` (docs/statistics.md §3.3.3)."""
+    global _TAIL
+    if _TAIL is None:
+        import importlib.resources
+        with importlib.resources.files("lwsim").joinpath("data/sas_tail_quantile.npz").open("rb") as fh:
+            d = np.load(fh)
+            _TAIL = (d["alpha"].copy(), np.log(d["q"]))
+    a = real_array("alpha", alpha)
+    if ((a < 1.0) | (a > 2.0)).any():
+        raise ValueError(f"alpha must lie in [1, 2], got {a[(a < 1.0) | (a > 2.0)].ravel()[0]}")
+    out = np.exp(np.interp(a, *_TAIL))
+    return float(out) if out.ndim == 0 else out
+
+
+def mean_lower_bound(mean, alpha, sigma, n):
+    """Lower 99.9% confidence bound of |m| from the sample mean of n i.i.d. m + SαS(α, σ):
+    max(0, |m̄| − q_{0.9995}(α) σ n^{−1/κ_α}) (docs/statistics.md §3.3.3). Broadcasts."""
+    m = np.abs(real_array("mean", mean))
+    s = real_array("sigma", sigma, nonneg=True)
+    n = real_array("n", n, positive=True)
+    a = real_array("alpha", alpha)
+    out = np.maximum(0.0, m - sas_tail_quantile(a) * s * n ** (-inv_kappa(a)))
+    return float(out) if np.ndim(out) == 0 else out

@@ -208,7 +208,7 @@ def test_detection_table_planted_power_law():
     lags = np.arange(1, 13, dtype=float)
     x = c * lags[:, None] ** -beta + sample_sas(alpha, sigma, size=(lags.size, 40_000), seed=9)
     grid = np.geomspace(1, 1e6, 49)
-    tab = detection_table(x, lags, grid, eps=eps, seed=1)
+    tab = detection_table(x, lags, grid, eps=eps, seed=1, mean_bound="none")
     assert tab.method == ("ecf",) * lags.size and tab.reliable.all()
     assert np.all(np.abs(tab.alpha - alpha) < 0.05)
     k = kappa(alpha)
@@ -224,13 +224,13 @@ def test_detection_table_planted_power_law():
 
 def test_cap_budget_uses_min_of_budget_and_sample_count():
     z = _noise(60)
-    base = detection_table([1.0 + z], [1], [10], method="ecf")
+    base = detection_table([1.0 + z], [1], [10], method="ecf", mean_bound="none")
     k, s = base.kappa[0], base.sigma[0]
     eps = 40.0 ** (1 / k) * 1.0 / s                          # row 0: N* = 40 exactly
     rows = [1.0 + z, 1.0 / 3 + z]                            # row 1: N* = 40·3^κ > 60
     grid = [10, 100, 1000]
-    free = detection_table(rows, [1, 2], grid, eps=eps, method="ecf")
-    cap = detection_table(rows, [1, 2], grid, eps=eps, method="ecf", cap_budget=True)
+    free = detection_table(rows, [1, 2], grid, eps=eps, method="ecf", mean_bound="none")
+    cap = detection_table(rows, [1, 2], grid, eps=eps, method="ecf", cap_budget=True, mean_bound="none")
     assert free.n_star[0] == pytest.approx(40.0) and 60 < free.n_star[1] < 1000
     np.testing.assert_array_equal(free.n_hat, [100, 1000])
     np.testing.assert_array_equal(cap.n_hat, [60, np.inf])   # capped: min(100, 60); never n ≥ N*
@@ -286,7 +286,7 @@ def test_n_star_hand_values():
 def test_table_hand_computed_with_stub(stub):
     # α̂ = 2, σ̂ = 1: SNR = m̄ √N > ε = 20 ⇔ N > (20/m̄)²; m̄ = 2, 1, 0.5 → N* = 100, 400, 1600
     rows = np.array([2.0, 1.0, 0.5])[:, None] + np.tile([-1.0, 1.0], 20)
-    t = det.detection_table(rows, [1, 2, 3], [100, 101, 401, 1e4])
+    t = det.detection_table(rows, [1, 2, 3], [100, 101, 401, 1e4], mean_bound="none")
     np.testing.assert_allclose(t.mean, [2.0, 1.0, 0.5])
     np.testing.assert_allclose(t.n_star, [100.0, 400.0, 1600.0])
     np.testing.assert_array_equal(t.n_hat, [101, 401, 1e4])
@@ -314,7 +314,8 @@ def test_table_hand_computed_with_stub(stub):
     assert d["n_hat"] == [101.0, 401.0, 10000.0] and d["method"] == ["stub40"] * 3 and d["floors"] == []
     assert d["eps"] == 20.0 and d["noise"] == "lag" and d["reliable"] == [True] * 3
     assert set(d) == {"lags", "mean", "alpha", "sigma", "kappa", "n_hat", "n_star", "reliable", "method",
-                      "n_grid", "h_n", "eps", "n_samples", "noise", "floors"}
+                      "n_grid", "h_n", "eps", "n_samples", "noise", "floors", "mean_bound", "mean_lo"}
+    assert d["mean_bound"] == "none" and d["mean_lo"] is None
 
 
 def test_table_snr_floor_from_floors(monkeypatch):
@@ -322,14 +323,14 @@ def test_table_snr_floor_from_floors(monkeypatch):
     monkeypatch.setattr(det, "fit_alpha", s)
     rows = [1e-11 + np.tile([-1e-13, 1e-13], 20), 1e-11 + np.r_[np.tile([-1e-13, 1e-13], 20), 0.0]]
     # SNR = 1e−11 √N / σ̂ > 20: σ̂ = 1e−12 → N > 4; σ̂ = 2e−12 → N > 16
-    plain = det.detection_table(rows, [1, 2], [5, 17])
+    plain = det.detection_table(rows, [1, 2], [5, 17], mean_bound="none")
     np.testing.assert_array_equal(plain.n_hat, [5, 17])
     np.testing.assert_allclose(plain.n_star, [4.0, 16.0])
-    flo = det.detection_table(rows, [1, 2], [5, 17], floors="snr")       # σ̂ ≤ 1e−12 → SNR 0
+    flo = det.detection_table(rows, [1, 2], [5, 17], floors="snr", mean_bound="none")       # σ̂ ≤ 1e−12 → SNR 0
     np.testing.assert_array_equal(flo.n_hat, [np.inf, 17])
     assert flo.n_star[0] == np.inf and flo.n_star[1] == pytest.approx(16.0)
     assert det.AUTHOR_SIGMA_FLOOR == 1e-12
-    cap = det.detection_table(rows, [1, 2], [5, 17], floors="snr", cap_budget=True)
+    cap = det.detection_table(rows, [1, 2], [5, 17], floors="snr", cap_budget=True, mean_bound="none")
     np.testing.assert_array_equal(cap.n_hat, [np.inf, 17])
 
 
@@ -343,7 +344,7 @@ def test_table_full_null_rows_mapped_to_lags(monkeypatch):
     monkeypatch.setattr(det, "fit_alpha", s)
     rows = np.array([4.0, 1.0])[:, None] + np.tile([-1.0, 1.0], 20)
     noise = np.vstack([np.tile([-1.0, 1.0], 25), np.tile([-3.0, 3.0], 25)])   # lag 1: ptp 2, lag 2: ptp 6
-    t = det.detection_table(rows, [1, 2], [10], eps=2.0, noise="full", noise_samples=noise)
+    t = det.detection_table(rows, [1, 2], [10], eps=2.0, noise="full", noise_samples=noise, mean_bound="none")
     np.testing.assert_array_equal(t.alpha, [2.0, 1.5])
     np.testing.assert_array_equal(t.sigma, [2.0, 6.0])
     np.testing.assert_allclose(t.n_star, [1.0, 1728.0])                     # (2·2/4)², (2·6/1)³
@@ -362,8 +363,8 @@ def test_planted_nulls_differ_in_a_known_way():
     psi = f[:, None] * (c + z)
     full = 5.0 * rng.standard_normal(n) + psi.sum(axis=0)        # big lag-1 term + every lag's share
     grid = np.geomspace(1, 1e7, 57)
-    lag = stats.detection_table(psi, lags, grid, method="ecf", eps=2.0)
-    ful = stats.detection_table(psi, lags, grid, method="ecf", eps=2.0, noise="full", noise_samples=full)
+    lag = stats.detection_table(psi, lags, grid, method="ecf", eps=2.0, mean_bound="none")
+    ful = stats.detection_table(psi, lags, grid, method="ecf", eps=2.0, noise="full", noise_samples=full, mean_bound="none")
     assert np.ptp(np.log(lag.n_hat)) < np.log(grid[1] / grid[0]) * 2.5      # flat up to grid steps
     # the full fit is one (α̂, σ̂) for every lag, of the whole update's samples
     sig_full = stats.fit_alpha(full - full.mean(), method="ecf").sigma
@@ -576,7 +577,7 @@ def test_fit_subsample_fits_the_tail_on_a_seeded_subset():
 
 def test_table_to_dict_writes_inf_as_a_string(stub):
     rows = np.vstack([np.zeros(40), 1.0 + np.tile([-1.0, 1.0], 20)])
-    t = det.detection_table(rows, [1, 2], [10, 1e3], eps=2.0)            # m̄ = 0: never detectable
+    t = det.detection_table(rows, [1, 2], [10, 1e3], eps=2.0, mean_bound="none")            # m̄ = 0: never detectable
     d = t.to_dict()
     assert d["n_hat"] == ["inf", 10.0] and d["n_star"] == ["inf", 4.0] and d["h_n"] == [2.0, 2.0]
 
@@ -603,7 +604,7 @@ def test_table_full_null_uses_the_noise_fit_and_the_signal_mean(monkeypatch):
     monkeypatch.setattr(det, "fit_alpha", s)
     rows = np.array([4.0, 1.0])[:, None] + np.tile([-1.0, 1.0], 20)       # 40 samples: would be (2, 1)
     noise = 7.0 + np.tile([-3.0, 3.0], 25)                               # 50 samples, one row for all
-    t = det.detection_table(rows, [1, 2], [10, 1e4], eps=2.0, noise="full", noise_samples=noise)
+    t = det.detection_table(rows, [1, 2], [10, 1e4], eps=2.0, noise="full", noise_samples=noise, mean_bound="none")
     assert len(s.calls) == 1                                              # fitted once
     np.testing.assert_array_equal(s.calls[0]["x"], np.tile([-3.0, 3.0], 25))   # centred noise
     np.testing.assert_allclose(t.mean, [4.0, 1.0])                        # the signal's mean
@@ -615,13 +616,13 @@ def test_table_full_null_uses_the_noise_fit_and_the_signal_mean(monkeypatch):
     # per-lag noise rows: each lag its own fit
     s.calls.clear()
     t = det.detection_table(rows, [1, 2], [10, 1e4], eps=2.0, noise="full",
-                            noise_samples=np.tile([-3.0, 3.0], (2, 25)))
+                            noise_samples=np.tile([-3.0, 3.0], (2, 25)), mean_bound="none")
     assert len(s.calls) == 2 and t.method == ("stub50", "stub50")
 
 
 def test_table_min_samples_and_count_floor(stub):
     rows = [1.0 + np.tile([-1.0, 1.0], 10), 1.0 + np.tile([-1.0, 1.0], 15), 1.0 + np.tile([-1.0, 1.0], 3)]
-    t = det.detection_table(rows, [1, 2, 3], [401, 1e3], min_samples=30)
+    t = det.detection_table(rows, [1, 2, 3], [401, 1e3], min_samples=30, mean_bound="none")
     assert [c["x"].size for c in stub.calls] == [30]                     # only the 30-sample row is fitted
     assert t.method == ("too_few", "stub30", "too_few")
     np.testing.assert_array_equal(t.alpha, [2.0, 2.0, 2.0])
@@ -633,33 +634,33 @@ def test_table_min_samples_and_count_floor(stub):
     np.testing.assert_array_equal(t.h_n, [2.0, 2.0])
     # min_samples = 20 (the minimum) keeps a 20-sample row
     stub.calls.clear()
-    t = det.detection_table(rows[:1], [1], [401], min_samples=20)
+    t = det.detection_table(rows[:1], [1], [401], min_samples=20, mean_bound="none")
     assert t.method == ("stub20",)
     # a row with one sample is allowed with min_samples (never fitted); zero samples are not
-    t = det.detection_table([np.ones(1), np.ones(40)], [1, 2], [10], min_samples=20)
+    t = det.detection_table([np.ones(1), np.ones(40)], [1, 2], [10], min_samples=20, mean_bound="none")
     assert t.method[0] == "too_few"
     with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 0 at lag 5 "
                                          r"\(or set min_samples\)$"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)                      # the empty row's mean
-        det.detection_table([np.ones(40), np.ones(0)], [1, 5], [10], min_samples=20)
+        det.detection_table([np.ones(40), np.ones(0)], [1, 5], [10], min_samples=20, mean_bound="none")
     with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 19 at lag 2.5 "):
-        det.detection_table([np.ones(40), np.ones(19), np.ones(25)], [1, 2.5, 3], [10])
-    det.detection_table([np.ones(20)], [1], [10])                          # exactly 20 is enough
+        det.detection_table([np.ones(40), np.ones(19), np.ones(25)], [1, 2.5, 3], [10], mean_bound="none")
+    det.detection_table([np.ones(20)], [1], [10], mean_bound="none")                          # exactly 20 is enough
     with pytest.raises(ValueError, match=r"^min_samples must be >= 20, got 19$"):
-        det.detection_table(rows, [1, 2, 3], [10], min_samples=19)
+        det.detection_table(rows, [1, 2, 3], [10], min_samples=19, mean_bound="none")
 
 
 def test_table_cap_budget_by_hand(stub):
     # m̄ = 1, 0.5 with 40 and 2000 samples: SNR(min(N, n)) > 20 ⇔ min(N, n) > 400 (m̄ 1), 1600 (m̄ ½)
     rows = [1.0 + np.tile([-1.0, 1.0], 20), 0.5 + np.tile([-1.0, 1.0], 1000)]
-    t = det.detection_table(rows, [1, 2], [100, 500, 1e4], cap_budget=True)
+    t = det.detection_table(rows, [1, 2], [100, 500, 1e4], cap_budget=True, mean_bound="none")
     np.testing.assert_array_equal(t.n_hat, [np.inf, 2000.0])               # lag 1 never has 401 samples
     np.testing.assert_allclose(t.n_star, [400.0, 1600.0])
     np.testing.assert_array_equal(t.h_n, [0.0, 0.0, 2.0])
-    t = det.detection_table([0.5 + np.tile([-1.0, 1.0], 1000)], [1], [100, 1601, 1e4], cap_budget=True)
+    t = det.detection_table([0.5 + np.tile([-1.0, 1.0], 1000)], [1], [100, 1601, 1e4], cap_budget=True, mean_bound="none")
     np.testing.assert_array_equal(t.n_hat, [1601.0])
     with pytest.raises(TypeError, match=r"^cap_budget must be a bool, got int$"):
-        det.detection_table(rows, [1, 2], [10], cap_budget=1)
+        det.detection_table(rows, [1, 2], [10], cap_budget=1, mean_bound="none")
 
 
 def test_table_fit_subsample_by_hand(stub):
@@ -705,7 +706,7 @@ def test_table_argument_messages(stub):
 
 def test_table_full_null_with_one_lag(stub):
     t = det.detection_table([1.0 + np.tile([-1.0, 1.0], 20)], [3], [401], noise="full",
-                            noise_samples=np.tile([-1.0, 1.0], 25))
+                            noise_samples=np.tile([-1.0, 1.0], 25), mean_bound="none")
     assert t.n_hat.tolist() == [401.0] and t.n_samples.tolist() == [50.0]
 
 
@@ -745,3 +746,75 @@ def test_full_null_argument_checks():
         stats.detection_table(x, [1, 2], [10], noise="global", noise_samples=x[0])
     with pytest.raises(ValueError, match=r"\(2, n\)"):
         stats.detection_table(x, [1, 2], [10], noise="full", noise_samples=np.ones((3, 100)))
+
+
+# ----------------------------------------------------------------------------------------------
+# detection within the data: the lower 99.9% bound of |m̄| (docs/statistics.md §3.3.3)
+# ----------------------------------------------------------------------------------------------
+
+Q2 = 4.653507531027093     # q_{0.9995} of unit SαS(2) = N(0, 2): √2 Φ⁻¹(0.9995)
+
+
+def test_lower_bound_by_hand_with_stub(stub):
+    # α̂ = 2, σ̂ = 1, n = 40: the bound is |m̄| − Q2/√40 = |m̄| − 0.73578; m̄ = 2 → 1.26422,
+    # N* = (20/1.26422)² = 250.27; m̄ = −1 → 0.26422, N* = 5729.6; m̄ = 0.5 → 0: never
+    rows = np.array([2.0, -1.0, 0.5])[:, None] + np.tile([-1.0, 1.0], 20)
+    t = det.detection_table(rows, [1, 2, 3], [100, 251, 6000, 1e9])
+    lo = np.array([2.0, 1.0, 0.5]) - Q2 / np.sqrt(40)
+    assert t.mean_bound == "lower"
+    np.testing.assert_allclose(t.mean_lo, [lo[0], lo[1], 0.0], rtol=1e-12)
+    np.testing.assert_allclose(t.mean, [2.0, -1.0, 0.5])             # the point estimate stays
+    np.testing.assert_allclose(t.n_star[:2], (20 / lo[:2]) ** 2, rtol=1e-12)
+    assert t.n_star[2] == np.inf
+    np.testing.assert_array_equal(t.n_hat, [251, 6000, np.inf])
+    np.testing.assert_array_equal(t.h_n, [0, 1, 2, 2])
+    d = t.to_dict()
+    assert d["mean_bound"] == "lower" and d["mean_lo"][2] == 0.0
+
+
+def test_lower_bound_follows_the_conventions_and_can_be_chosen():
+    x = 0.05 + sample_sas(1.9, 1.0, size=(2, 600), seed=4)
+    lw, au = det.detection_table(x, [1, 2], [25, 1e12]), det.detection_table(x, [1, 2], [25, 1e12], conventions="author")
+    assert (lw.mean_bound, au.mean_bound) == ("lower", "none")
+    assert det.detection_table(x, [1, 2], [25], conventions="author", mean_bound="lower").mean_bound == "lower"
+    assert det.detection_table(x, [1, 2], [25], mean_bound="none").mean_lo is None
+    with pytest.raises(ValueError, match=r"\bmean_bound\b"):
+        det.detection_table(x, [1, 2], [25], mean_bound="upper")
+
+
+def test_a_planted_zero_mean_lag_is_never_detected_far_beyond_the_data():
+    # 40 lags with true mean 0 and n = 512 samples each (quick's n_diag), at budgets up to
+    # 10⁶ × n: the point estimate passes ε = 20 through m̄'s estimation error at nearly every lag;
+    # the lower bound detects none (a 0.1% chance per lag)
+    for alpha in (2.0, 1.9, 1.5):
+        x = sample_sas(alpha, 1.0, size=(40, 512), seed=11)
+        grid = 512.0 * np.geomspace(1, 1e6, 13)
+        point = det.detection_table(x, np.arange(1, 41), grid, method="mcculloch", mean_bound="none")
+        lower = det.detection_table(x, np.arange(1, 41), grid, method="mcculloch")
+        assert np.isfinite(point.n_hat).sum() >= 30
+        assert np.isinf(lower.n_hat).all() and np.isinf(lower.n_star).all() and (lower.h_n == 0).all()
+
+
+def test_a_planted_signal_is_still_detected_under_the_bound():
+    # m = 2, σ = 1, α = 1.9, n = 512: the bound is 2 − q(α̂) 512^{−1/κ̂}, about 1.4 at α̂ = 1.9 and
+    # still > 0.5 at α̂ = 1.75 (q = 21): the bound's cost grows fast as α̂ falls
+    x = 2.0 + sample_sas(1.9, 1.0, size=(3, 512), seed=5)
+    t = det.detection_table(x, [1, 2, 3], [25, 1e4, 1e8], method="mcculloch")
+    assert (t.mean_lo > 0.5).all() and (t.mean_lo < t.mean).all()
+    assert np.isfinite(t.n_hat).all()
+
+
+def test_lower_bound_under_the_full_null_uses_the_lags_own_samples():
+    rng = np.random.default_rng(2)
+    x = 0.3 + rng.standard_normal((2, 400)) * np.array([[0.01], [1.0]])   # lag 1 tight, lag 2 wide
+    noise = sample_sas(2.0, 5.0, size=400, seed=3)                          # the noise is wider still
+    t = det.detection_table(x, [1, 2], [25, 1e6], noise="full", noise_samples=noise, method="mcculloch")
+    own = [det.mcculloch_point(np.sort(r - r.mean())) for r in x]
+    want = [max(0.0, abs(r.mean()) - stable_q(a) * s * 400 ** -(1 - 1 / a)) for r, (a, s, _) in zip(x, own)]
+    np.testing.assert_allclose(t.mean_lo, want, rtol=1e-12)
+    assert t.mean_lo[0] > 0.29 and t.mean_lo[1] < t.mean_lo[0]     # the tight lag keeps almost all of m̄
+
+
+def stable_q(a):
+    from lwsim.stats.stable import sas_tail_quantile
+    return sas_tail_quantile(a)
