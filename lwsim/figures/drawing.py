@@ -131,6 +131,9 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     earlier = path.read_text(errors="replace") if path.is_file() else None   # --only keeps its other verdicts
     n_jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     threads = threads_per_run or (1 if scheduler not in (None, "local") else max(1, (os.cpu_count() or 1) // n_jobs))
-    write_findings(rendered, preset, path, dtype=dtype, twin=twin, extras=extras, command=command,
+    # the headline findings read some parts under another null (docs/experiments.md §5.5.2): the
+    # null figures drawn beside the figures ("A1_full", ...) go in with them
+    with_nulls = {**{key: v for (_, key), v in drawn.items() if key not in rendered}, **rendered}
+    write_findings(with_nulls, preset, path, dtype=dtype, twin=twin, extras=extras, command=command,
                    results=results, earlier=earlier, threads=threads)
     return rendered

@@ -65,3 +65,6 @@ def check_sizes(owner, sizes):
             if not isinstance(cfg, dict):
                 raise TypeError(f"study {owner!r}: sizes[{key!r}][{name!r}] must be a dict, "
                                 f"got {type(cfg).__name__}")
+
+# issue 43 item 5: medium runs 10 seeds for the [A] main and behaviour studies (quick keeps 3)
+SEEDS_MEDIUM = [212, 1001, 2002, 3003, 4004, 5005, 6006, 7007, 8008, 9009]

@@ -25,7 +25,7 @@ from lwsim.train import train
 
 from ...training import _a_cell, _a_params, _decay_dict, _float64, _train_kwargs, a_windows, init_windows
 from ...config import AMultilag, ATrained, AWindow, list_field, run_config
-from ...presets import A_CELLS, A_LAGS_FINAL, A_OPTIONS_FINAL
+from ...presets import A_CELLS, A_LAGS_FINAL, A_OPTIONS_FINAL, SEEDS_MEDIUM
 from ...run import Run, experiment
 from ...timing import part
 
@@ -95,7 +95,7 @@ SIZES = {"a_behaviour": {
                   budgets=[8, 16, 32], n_grid=[8, 16, 32], seeds=[212]),
     "quick": _QUICK,
     "medium": dict(_QUICK, T=192, H=32, steps=400, **_behaviour_task(144), lags=list(range(4, 169, 4)),
-                   beh_max_lag=168, budgets=_MEDIUM_BUDGETS, n_grid=_MEDIUM_BUDGETS),
+                   beh_max_lag=168, budgets=_MEDIUM_BUDGETS, n_grid=_MEDIUM_BUDGETS, seeds=SEEDS_MEDIUM),
     "paper": _PAPER, "paper-v1": _PAPER}}
 
 

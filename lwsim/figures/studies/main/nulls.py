@@ -88,8 +88,9 @@ def findings_by_variant(results, rendered, figures, out=None, drawn=None):
     :func:`null_drawings`' jobs), used instead of rebuilding."""
     drawn = drawn or {}
     result = {}
+    suffixed = {f"{fid}_{n}" for fid in NULL_FIGS for n in NULLS + ABLATIONS}
     for name in variants(results):
-        data = dict(rendered)
+        data = {k: v for k, v in rendered.items() if k not in suffixed}   # every part reads this variant
         for fid in NULL_FIGS:
             if fid in rendered:
                 key = f"{fid}_{name}"

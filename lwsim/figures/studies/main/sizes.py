@@ -26,7 +26,7 @@ Options of experiments.a_main (absent = lwsim's default, listed first; docs/expe
 """
 from __future__ import annotations
 
-from ...presets import A_LAGS_FINAL, A_OPTIONS_FINAL, A_OPTIONS_V1, N_GRID_FINAL, NULLS_ALL, lag_grid, int_lags
+from ...presets import SEEDS_MEDIUM, A_LAGS_FINAL, A_OPTIONS_FINAL, A_OPTIONS_V1, N_GRID_FINAL, NULLS_ALL, lag_grid, int_lags
 
 ABLATIONS_ALL = ["snr", "ecf", "floors", "f32"]
 
@@ -64,6 +64,6 @@ SMOKE = dict(QUICK, T=24, D=3, H=6, n_train=32, n_val=16, n_diag=32, epochs=1,
 # this size reached R² 0.67 and a ConstGate 0.19 (still rising), hence 60 epochs.
 MEDIUM = dict(QUICK, T=384, H=48, n_train=1024, n_val=128, n_diag=1024, epochs=60,
               lr=1e-2, task_lags=[8, 16, 32, 64, 96], lags=lag_grid(1, 336, 36),
-              n_grid=[25 * 2 ** i for i in range(14)])
+              n_grid=[25 * 2 ** i for i in range(14)], seeds=SEEDS_MEDIUM)
 
 SIZES = {"a_main": {"smoke": SMOKE, "quick": QUICK, "medium": MEDIUM, "paper": PAPER, "paper-v1": PAPER_V1}}
