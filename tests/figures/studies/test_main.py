@@ -1054,7 +1054,7 @@ def test_f4_row_by_hand():
 def _a14_scheme(slopes):
     a14 = {c: {"per_seed": [{"master_slope_nstar": s, "slope_mean_vs_f": 1.0, "slope_sigma_vs_f": 0.0,
                              "predicted_master_slope": 1.0, "kappa_median": 2.0, "n_at_smallest_N": 0,
-                             "n_never": 0, "master_slope_nhat": s} for s in slopes.get(c, (1.0, 1.1, 0.9))],
+                             "n_never": 0, "master_slope_nhat": 0.3} for s in slopes.get(c, (1.0, 1.1, 0.9))],
                "summary": {}, "n_lags": 20} for c in CELLS5}
     a14["pooled"] = {"nhat": {"slope": 1.0, "r2": 0.9}, "nstar": {"slope": 1.0}, "nhat_per_seed": [0.5, 0.6, 0.4],
                      "nstar_per_seed": [1.0, 1.0, 1.0], "author_per_cell": {}}
