@@ -118,12 +118,14 @@ def merge_earlier(text, earlier):
 
 # The verdict words, defined once at the top of every FINDINGS.md (each section states its rule).
 VERDICT_WORDS = (
-    "Verdicts: **reproduced** — the finding's rule (stated under it) holds, in every seed where the "
-    "rule is per seed; **not reproduced** — the rule fails clearly (in every seed, or the number is "
-    "beyond the rule's other bound); **inconclusive** — neither: the seeds or the rule's parts disagree "
-    "(e.g. the decay law holds but the window's growth does not), the number lies between the two "
-    "bounds, or too little was measured to apply the rule; **not run** — this call made none of the "
-    "finding's figures.")
+    "Verdicts: each finding states its effect, the effect's 95% interval over "
+    "seeds and the region its claim fixes (the margin). **reproduced** — the interval lies inside the "
+    "claim's region (for a claim with parts or cells, every part does); **not reproduced** — it lies "
+    "outside (any part's does); **inconclusive** — it straddles the margin, or fewer than two seeds give "
+    "no interval; **withheld** — an [A] main finding whose networks reached less than 50% of the task's R² "
+    "ceiling in some cell (the numbers are still given); **not run** — this call made none of the "
+    "finding's figures. Findings 1–7 are decided this way (docs/experiments.md §5.5.1); findings 8–10 still by "
+    "their earlier rules (stated under each).")
 
 
 def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None,

@@ -214,12 +214,14 @@ def test_merge_earlier_whole_text():
 
 
 def test_headline_rows_carry_their_own_findings_verdict(tmp_path):
-    a6 = {c: {"mean": 1.9 if c in ("constgate", "sharedgate") else 1.5, "fraction_below_1.9": 0.0,
-              "mean_seeds": []} for c in A_CELLS}
+    fast = ("constgate", "sharedgate")
+    a6 = {c: {"mean": 1.9 if c in fast else 1.5, "fraction_below_1.9": 0.0,
+              "mean_seeds": [1.9 if c in fast else 1.5] * 3} for c in A_CELLS}      # gap 0.4 in every seed
+    a8 = {c: {"final_val_r2": [0.6] * 3, "r2_ceiling": 0.9, "sigma_y": 0.3} for c in A_CELLS}   # 67% of the ceiling
     a11 = {"table": [{"cell": "gru", "optimizer": "adamw", "seed": 1, "spearman": 0.7, "pearson_log": 0.99,
-                      "slope_ratio": 1.0, "offdiag_mean": 0.0}]}
-    b7 = {"sharedgate": [{"slope": 5.0, "remainder": 2.0, "seed": 0}]}
-    rendered = {"A6": a6, "A11": a11, "B7": b7}
+                      "slope_ratio": 1.0, "offdiag_mean": 0.0}]}                        # one seed: no interval
+    b7 = {"sharedgate": [{"slope": 5.0, "remainder": 2.0, "seed": s} for s in range(3)]}
+    rendered = {"A6": a6, "A8": a8, "A11": a11, "B7": b7}
     path = tmp_path / "FINDINGS.md"
     rows = fa.write_findings(rendered, "smoke", path)
     assert {k: v[1] for k, v in rows.items()} == {4: "reproduced", 6: "inconclusive", 7: "not reproduced"}
@@ -269,11 +271,11 @@ def test_write_findings_names_its_preset_in_the_twin_command(fake_studies, tmp_p
 
 
 def test_write_findings_table(tmp_path):
-    r = _r12("exponential", FLAT, "tempered", GROW) | _r6([0.95, 0.96])
+    r = _r12("exponential", FLAT, "tempered", GROW) | _r6([0.95, 0.96, 0.97])
     rows = report.write_findings(r, "quick", tmp_path / "F.md")
     text = (tmp_path / "F.md").read_text()
-    assert rows[1][1] == "reproduced" and rows[6][1] == "reproduced"
-    assert "| 1 | ConstGate and SharedGate envelopes decay exponentially; their Ĥ_N saturates | reproduced |" in text
+    assert rows[1][1] == "withheld" and rows[6][1] == "reproduced"          # no A8: [A]'s verdicts withheld
+    assert "| 1 | ConstGate and SharedGate envelopes decay exponentially; their Ĥ_N saturates | withheld |" in text
     assert "| 7 | [B] Fréchet truncation error scales as ε² | not run |" in text
 
 

@@ -101,11 +101,14 @@ def test_b7_robust_seed_filter():
     assert list(d["diaggate"]["kept"]) == [True] * 4 + [False]
 
 
-def test_f7_every_slope_within_two_pm_tenth():
+def test_f7_seed_interval_within_two_pm_tenth():
     b7 = lambda *s: {"B7": {"diaggate": [{"slope": v} for v in s]}}  # noqa: E731
-    assert b_expansion.f7(b7(2.0, 2.09, 1.91))[0][1] == "reproduced"
-    assert b_expansion.f7(b7(2.0, 2.11))[0][1] == "not reproduced"
-    assert b_expansion.f7(b7(1.89, 2.0))[0][1] == "not reproduced"
+    # 2.0, 2.01, 1.99: 2 ± 0.01·4.3027/√3 = [1.975, 2.025] inside [1.9, 2.1]
+    assert b_expansion.f7(b7(2.0, 2.01, 1.99))[0][1] == "reproduced"
+    assert b_expansion.f7(b7(2.0, 2.09, 1.91))[0][1] == "inconclusive"      # [1.78, 2.22]: straddles
+    assert b_expansion.f7(b7(2.5, 2.51, 2.49))[0][1] == "not reproduced"
+    assert b_expansion.f7(b7(1.5, 1.51, 1.49))[0][1] == "not reproduced"
+    assert b_expansion.f7(b7(2.0))[0][1] == "inconclusive"                  # one seed: no interval
 
 
 def test_b7_robust_fences_are_inclusive():
@@ -134,14 +137,17 @@ def test_b7_robust_fences_are_inclusive():
 
 
 def test_f7_whole():
-    r = {"B7": {"diaggate": [{"slope": 2.0}, {"slope": 2.0916}], "gru": [{"slope": 1.90049}]}}
-    rule = "rule: every log–log slope over the five smallest ε within 2 ± 0.1"
-    assert bx.f7(r) == [(7, "reproduced", ["diaggate: slopes [2.0, 2.092]", "gru: slopes [1.9]"], rule)]
+    r = {"B7": {"diaggate": [{"slope": 2.0}, {"slope": 2.01}, {"slope": 1.99}],
+                "gru": [{"slope": 2.0}, {"slope": 2.0}, {"slope": 2.0}]}}
+    rule = ("rule: each model's 95% seed interval of the log–log slope over the five smallest ε inside 2 ± 0.1, "
+            "AND over models (docs/experiments.md §5.5.2)")
+    assert bx.f7(r) == [(7, "reproduced", [
+        "diaggate: slopes [2.0, 2.01, 1.99]; seed interval 2 [1.975, 2.025] (3 seeds) → reproduced (3 of 3 seeds within 2 ± 0.1)",
+        "gru: slopes [2.0, 2.0, 2.0]; seed interval 2 [2, 2] (3 seeds) → reproduced (3 of 3 seeds within 2 ± 0.1)"], rule)]
     assert bx.findings(r) == {7: bx.f7(r)[0]}
-    r["B7"]["gru"].append({"slope": 1.8})
-    assert bx.f7(r)[0][1] == "not reproduced" and bx.f7(r)[0][2][1] == "gru: slopes [1.9, 1.8]"
+    r["B7"]["gru"] = [{"slope": 1.5}, {"slope": 1.52}, {"slope": 1.48}]
+    assert bx.f7(r)[0][1] == "not reproduced"                                # AND over models
     assert bx.f7({}) is None and bx.findings({"B7": {}}) == {}
-    assert bx.f7({"B7": {"gru": [{"slope": 2.2}]}})[0][1] == "not reproduced"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -151,7 +157,8 @@ def test_f7_whole():
 
 def test_f7_reads_the_slopes():
     def b7(slope, remainder):
-        return {"B7": {"sharedgate": [{"slope": slope, "remainder": remainder, "seed": 0}]}}
+        return {"B7": {"sharedgate": [{"slope": slope + d, "remainder": remainder, "seed": s}
+                                      for s, d in enumerate((0.0, 0.001, -0.001))]}}
     assert bx.findings(b7(2.02, 5.0))[7][1] == "reproduced"
     assert bx.findings(b7(5.0, 2.0))[7][1] == "not reproduced"
     runs = [({"cell": "sharedgate", "seed": s, "b7_aggregate": "seeds"},

@@ -255,13 +255,33 @@ def test_f6_reads_spearman_not_pearson():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_f6_median_rule():
-    assert fidelity.f6(_r6([0.95, 0.2, 0.92]))[0][1] == "reproduced"         # median 0.92 (mean 0.69)
-    assert fidelity.f6(_r6([0.9, 0.9, 0.1]))[0][1] == "reproduced"           # median exactly 0.9: ≥
-    assert fidelity.f6(_r6([0.89, 0.95, 0.1]))[0][1] == "inconclusive"
-    assert fidelity.f6(_r6([0.5, 0.5, 0.1]))[0][1] == "inconclusive"         # 0.5 is not < 0.5
-    assert fidelity.f6(_r6([0.49, 0.95, 0.1]))[0][1] == "not reproduced"
-    assert fidelity.f6(_r6([0.95, np.nan, 0.93]))[0][1] == "reproduced"      # NaN rows ignored
+T2 = 4.302652729749462     # t_{0.975, 2}: three seeds
+
+
+def test_f6_rank_and_rate_seed_intervals_by_hand():
+    # three seeds, one run each: ρ 0.95, 0.96, 0.97 → 0.96 ± 0.01·T2/√3 = [0.935, 0.985] above 0.9;
+    # slope ratio 1 everywhere (the _r6 table): [1, 1] inside 1 ± 0.1
+    (n, v, rows, rule), = fidelity.f6(_r6([0.95, 0.96, 0.97]))
+    h = 0.01 * T2 / np.sqrt(3)
+    assert (n, v) == (6, "reproduced")
+    assert rows[-2] == f"(i) rank: per-seed mean Spearman ρ 0.96 [{0.96 - h:.3g}, {0.96 + h:.3g}] (3 seeds) → reproduced (region > 0.9; 3 of 3 seeds)"
+    assert rows[-1] == "(ii) rate: per-seed mean slope ratio 1 [1, 1] (3 seeds) → reproduced (region 1 ± 0.1; 3 of 3 seeds)"
+    assert rule == ("rule: the 95% seed intervals of the mean ρ above 0.9 and of the mean slope ratio inside 1 ± 0.1, "
+                    "AND (docs/experiments.md §5.5.2)")
+    assert fidelity.f6(_r6([0.91, 0.95, 0.99]))[0][1] == "inconclusive"       # [0.851, 1.05] contains 0.9
+    assert fidelity.f6(_r6([0.5, 0.55, 0.45]))[0][1] == "not reproduced"
+    assert fidelity.f6(_r6([0.95]))[0][1] == "inconclusive"                   # one seed: no interval
+
+
+def test_f6_rate_decides_beside_the_rank():
+    table = [("gru", "sgd", s, 0.99, q, 0.1) for s, q in ((1, 2.0), (2, 2.1), (3, 1.9))]
+    (_, v, rows, _), = fid.f6(_t6(table))
+    assert v == "not reproduced" and rows[-1].endswith("→ not reproduced (region 1 ± 0.1; 0 of 3 seeds)")
+    # the per-seed value is the mean over that seed's runs (cells × optimizers), NaN left out
+    table = [("gru", "sgd", 1, 0.99, 1.0, 0.1), ("lstm", "sgd", 1, 0.99, 3.0, 0.1), ("gru", "sgd", 2, 0.99, 2.0, 0.1),
+             ("lstm", "adamw", 2, 0.99, np.nan, 0.1)]
+    (_, _, rows, _), = fid.f6(_t6(table))
+    assert rows[-1].startswith("(ii) rate: per-seed mean slope ratio 2 [2, 2] (2 seeds)")
 
 
 def test_f6_reads_the_slope_ratio_in_words():
@@ -269,10 +289,10 @@ def test_f6_reads_the_slope_ratio_in_words():
     table = [{"cell": "gru", "optimizer": "sgd", "seed": 42, "spearman": 0.99, "slope_ratio": r,
               "offdiag_mean": 0.6} for r in (1.3, 2.51, float("nan"))]
     (num, verdict, rows, rule), = fidelity.f6({"A11": {"table": table}})
-    assert verdict == "reproduced"
+    assert verdict == "inconclusive"                                           # one seed
     assert "slope ratio 2.510" in rows[1]
-    assert "exact one's is 1.3–2.5 (1 = same rate): the first-order envelope falls faster" in rows[-1]
-    assert "overstates how fast the signal decays" in rows[-1]
+    assert "exact one's is 1.3–2.5 (1 = same rate): the first-order envelope falls faster" in rows[-3]
+    assert "overstates how fast the signal decays" in rows[-3]
 
 
 @pytest.mark.parametrize("ratios, words", [((0.95, 1.2), "agree in some runs and not in others"),
@@ -282,19 +302,24 @@ def test_f6_slope_ratio_words_per_range(ratios, words):
     table = [{"cell": "gru", "optimizer": "sgd", "seed": 42, "spearman": 0.99, "slope_ratio": r,
               "offdiag_mean": 0.6} for r in ratios]
     (_, _, rows, _), = fidelity.f6({"A11": {"table": table}})
-    assert words in rows[-1]
+    assert words in rows[-3]
 
 
 def test_f6_whole():
     r = _t6([("gru", "adamw", 1, 0.95, 1.234, 0.1), ("lstm", "sgd", 2, np.nan, np.nan, 0.25),
              ("gru", "sgd", 3, 0.93, 1.5, 0.3456)])
-    rule = "rule: median Spearman ρ ≥ 0.9 across cells × optimizers × seeds"
-    assert fid.f6(r) == [(6, "reproduced", [
+    rule = ("rule: the 95% seed intervals of the mean ρ above 0.9 and of the mean slope ratio inside 1 ± 0.1, "
+            "AND (docs/experiments.md §5.5.2)")
+    assert fid.f6(r) == [(6, "inconclusive", [
         "gru/adamw/seed 1: Spearman ρ 0.950, slope ratio 1.234, off-diagonal energy 0.100",
         "lstm/sgd/seed 2: Spearman ρ nan, slope ratio nan, off-diagonal energy 0.250",
         "gru/sgd/seed 3: Spearman ρ 0.930, slope ratio 1.500, off-diagonal energy 0.346",
         "median Spearman ρ = 0.940",                                         # NaN left out of the median
-        READ.format("1.2–1.5", FASTER)], rule)]
+        READ.format("1.2–1.5", FASTER),
+        f"(i) rank: per-seed mean Spearman ρ 0.94 [{0.94 - 0.01 * 12.706204736174698 :.3g}, "
+        f"{0.94 + 0.01 * 12.706204736174698:.3g}] (2 seeds, 1 undefined) → inconclusive (region > 0.9; 2 of 2 seeds)",
+        "(ii) rate: per-seed mean slope ratio 1.37 [-0.323, 3.06] (2 seeds, 1 undefined) → inconclusive "
+        "(region 1 ± 0.1; 0 of 2 seeds)"], rule)]
     assert fid.findings(r) == {6: fid.f6(r)[0]}
     assert fid.findings({}) == {} and fid.f6({"A11": None}) is None
     assert fid.TITLES == {6: "The first-order envelope tracks the exact one"}
@@ -311,9 +336,9 @@ def test_f6_whole():
 ])
 def test_f6_reading_boundaries(ratios, text):
     rows = fid.f6(_t6([("gru", "sgd", i, 0.95, q, 0.1) for i, q in enumerate(ratios)]))[0][2]
-    assert rows[-1] == text
+    assert rows[-3] == text
 
 
 def test_f6_without_finite_ratios_has_no_reading():
     rows = fid.f6(_t6([("gru", "sgd", 1, 0.4, np.nan, 0.1), ("gru", "sgd", 2, 0.45, np.inf, 0.1)]))[0]
-    assert rows[1] == "not reproduced" and rows[2][-1] == "median Spearman ρ = 0.425" and len(rows[2]) == 3
+    assert rows[1] == "not reproduced" and rows[2][2] == "median Spearman ρ = 0.425" and len(rows[2]) == 5
