@@ -20,6 +20,9 @@ from ..workload import fwd
 
 
 B_MODELS = ("constgate", "sharedgate", "diaggate")        # [B] leaky (s = 0.8), scalar gate, multi-gate
+# the plain RNN, trained the same way: finding 8a's contrast (μ̃ falls with the lag in any contracting
+# RNN; docs/experiments.md §5.5.2); not drawn in B1–B3
+S1_CONTRAST = ("rnn",)
 
 # [B]'s protocol at paper (docs/fidelity.md, "[B]"); quantities stay exact (conventions "lwsim").
 _PAPER = dict(train_dtype="float32", T=80, D=4, H=64, lr=1e-2, batch=64, steps=800, checkpoints=[0, 50, 200, 400, 600, 800],
@@ -40,7 +43,8 @@ SIZES = {"b_s1": {
 def s1_runs(preset, backend):
     c = SIZES["b_s1"][preset]
     base = {k: v for k, v in c.items() if k != "seeds"}
-    return [Run.make("b_s1", **base, cell=m, seed=s, backend=backend) for m in B_MODELS for s in c["seeds"]]
+    return [Run.make("b_s1", **base, cell=m, seed=s, backend=backend) for m in B_MODELS + S1_CONTRAST
+            for s in c["seeds"]]
 
 
 B3_PREDICTORS = ("injection", "retention")          # B3: the fit of log S on Π g or on Π (1 − g)
@@ -128,7 +132,17 @@ def fig_b1(R):
                 data[m][f"{name}_mu0_{ck}"] = mu0
         ax.set(yscale="log", xlabel="lag h", ylabel=r"$\tilde\mu(h)$", title=f"B1 {m}")
         ax.legend(fontsize=6)
+        data[m]["last_lag_mu_seeds"] = last_lag_mu(runs)
+    for m in S1_CONTRAST:                                   # finding 8a's contrast, per seed
+        runs = [(cfg, r) for cfg, r in R["b_s1"] if cfg["cell"] == m]
+        if runs:
+            data[m] = {"last_lag_mu_seeds": last_lag_mu(runs)}
     return fig, data
+
+
+def last_lag_mu(runs):
+    """μ̃ at the largest lag at the last checkpoint, per run (seed order of ``runs``)."""
+    return [float(np.asarray(r[f"mu_{cfg['checkpoints'][-1]}"], float)[-1]) for cfg, r in runs]
 
 
 def fig_b2(R):

@@ -132,8 +132,8 @@ ORANGE, GREEN = "#ff7f0e", "#2ca02c"                    # sharedgate, diaggate
 
 
 # ============================================================================ B4–B6 ([B] S2)
-def _run(task, cell, cks, r, **cfg):
-    return ({"task": task, "cell": cell, "checkpoints": cks, **cfg}, r)
+def _run(task, cell, cks, r, seed=0, **cfg):
+    return ({"task": task, "cell": cell, "checkpoints": cks, "seed": seed, **cfg}, r)
 
 
 def _s2_lag_runs():
@@ -163,10 +163,10 @@ def _b6_runs(errorbars=None):
     checkpoint 10 holds 1000s), sharedgate one seed 4; add: one seed each (rnn 5, sharedgate 6, diaggate 7)."""
     cfg = {} if errorbars is None else {"b6_errorbars": errorbars}
     runs = []
-    for v in (1, 2, 3, 10):
+    for s, v in enumerate((1, 2, 3, 10)):
         runs.append(_run("copy", "rnn", [10, 50], {"gai_50": v, "gce_50": 2 * v, "gpr_50": 3 * v,
-                                                   "gai_10": 1000, "gce_10": 1000, "gpr_10": 1000}, **cfg))
-    runs.append(_run("copy", "rnn", [10, 50], {"gai_50": None, "gce_50": None, "gpr_50": None}))   # JSON null
+                                                   "gai_10": 1000, "gce_10": 1000, "gpr_10": 1000}, seed=s, **cfg))
+    runs.append(_run("copy", "rnn", [10, 50], {"gai_50": None, "gce_50": None, "gpr_50": None}, seed=4))   # JSON null
     runs.append(_run("copy", "sharedgate", [50], {"gai_50": 4, "gce_50": 4, "gpr_50": 4},
                      b6_errorbars="other"))
     for m, v in (("rnn", 5), ("sharedgate", 6), ("diaggate", 7)):
@@ -400,10 +400,13 @@ def test_b6_quantiles_bars_and_both_error_bars():
     fig, data = B.fig_b6({"b_s2": _b6_runs()})
     assert tuple(fig.get_size_inches()) == pytest.approx((12.6, 3.3))
     # [1, 2, 3, 10]: q25 at position 0.75 → 1.75, median 2.5, q75 at 2.25 → 3 + 0.25·7 = 4.75
-    assert data["copy"]["rnn"]["AI"] == {"median": 2.5, "iqr": 3.0, "q25": 1.75, "q75": 4.75}
-    assert data["copy"]["rnn"]["CE"] == {"median": 5.0, "iqr": 6.0, "q25": 3.5, "q75": 9.5}
+    assert {k: data["copy"]["rnn"]["AI"][k] for k in ("median", "iqr", "q25", "q75", "seeds")} == {
+        "median": 2.5, "iqr": 3.0, "q25": 1.75, "q75": 4.75, "seeds": [0, 1, 2, 3, 4]}
+    np.testing.assert_array_equal(data["copy"]["rnn"]["AI"]["values"], [1.0, 2.0, 3.0, 10.0, np.nan])  # per seed
+    assert {k: data["copy"]["rnn"]["CE"][k] for k in ("median", "iqr", "q25", "q75")} == {"median": 5.0, "iqr": 6.0, "q25": 3.5, "q75": 9.5}
     assert data["copy"]["rnn"]["PR"]["median"] == 7.5
-    assert data["copy"]["sharedgate"]["AI"] == {"median": 4.0, "iqr": 0.0, "q25": 4.0, "q75": 4.0}
+    assert data["copy"]["sharedgate"]["AI"] == {"median": 4.0, "iqr": 0.0, "q25": 4.0, "q75": 4.0, "seeds": [0],
+                                                "values": [4.0]}
     assert math.isnan(data["copy"]["diaggate"]["AI"]["median"])              # no runs: NaN
     assert data["add"]["diaggate"]["PR"]["median"] == 7.0
     ax = fig.axes[0]
@@ -447,7 +450,8 @@ def test_b6_quartiles_of_four_seeds_and_both_error_bars():
         got = sorted(eb.lines[2][0].get_segments()[0][:, 1])
         plt.close(fig)
         np.testing.assert_allclose(got, seg)              # quartiles: q25 … q75; iqr: median ± IQR/2
-        assert d["adding"]["rnn"]["AI"] == {"median": 3.0, "iqr": 26.25, "q25": 1.75, "q75": 28.0}
+        assert d["adding"]["rnn"]["AI"] == {"median": 3.0, "iqr": 26.25, "q25": 1.75, "q75": 28.0,
+                                            "seeds": [0, 1, 2, 3], "values": [1.0, 100.0, 2.0, 4.0]}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -484,17 +488,11 @@ def test_f8_reads_a_missing_mu_as_nan():
     assert np.isnan(f8m._last_mu({"mu_0": [1.0, None]}, "mu_"))
     b4 = {"t": {"diaggate": {"median_last": [3.0, np.nan], "median_last_author": [1.0]},
                 "rnn": {"median_last": [1.0, 2.0, np.nan], "median_last_author": [1.0, np.nan]}}}
-    for missing in (None, "nan"):
-        b1 = {"gru": {"mu_0": [1.0, missing], "author_mu_0": [0.1]}}
-        item = f8m.f8({"B1": b1, "B4": b4})[0]
-        assert item[1] == "inconclusive"              # μ̃ NaN: not lag-dependent; AI 3 ≥ 1.5: one win of one
-        assert item[2] == ["B1 gru: μ̃ at the largest lag (final checkpoint) = nan",
-                           "B4 t: median AI multi+SGD 3 vs plain+Adam 1.5"]
     b1 = {"gru": {"mu_0": [1.0, None], "author_mu_0": [0.1]}}
     rows = f8m.f8_conventions({"B1": b1, "B4": b4})
-    assert rows[0] == ("conventions 'lwsim': inconclusive — μ̃ at the largest lag gru nan; multi+SGD AI ≥ "
+    assert rows[0] == ("earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': inconclusive — μ̃ at the largest lag gru nan; multi+SGD AI ≥ "
                        "plain+Adam on 1/1 tasks; plain+Adam median AI at the largest lag: t nan")
-    assert rows[1].startswith("conventions 'author': reproduced — μ̃ at the largest lag gru 0.1;")
+    assert rows[1].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author': reproduced — μ̃ at the largest lag gru 0.1;")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -509,8 +507,8 @@ def test_f8_conventions_read_each_conventions_keys():
     b4 = {"adding": {"diaggate": {"median_last": np.array([5.0]), "median_last_author": np.array([1.0])},
                      "rnn": {"median_last": np.array([1.0]), "median_last_author": np.array([5.0])}}}
     rows = afind.f8_conventions({"B1": b1, "B4": b4})
-    assert rows[0].startswith("conventions 'lwsim': reproduced")
-    assert rows[1].startswith("conventions 'author': not reproduced")
+    assert rows[0].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': reproduced")
+    assert rows[1].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author': not reproduced")
     assert "CHANGES" in rows[2]
 
 
@@ -519,12 +517,12 @@ def test_f8_under_both_conventions():
     b4 = {t: {"diaggate": {"median_last": [30.0], "median_last_author": [30.0]},
               "rnn": {"median_last": [220.0], "median_last_author": [20.0]}} for t in ("a", "b", "c")}
     rows = f8_conventions({"B1": b1, "B4": b4})
-    assert rows[0].startswith("conventions 'lwsim': inconclusive")
+    assert rows[0].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': inconclusive")
     assert "0/3" in rows[0]
-    assert rows[1].startswith("conventions 'author': inconclusive") and "3/3" in rows[1]
+    assert rows[1].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author': inconclusive") and "3/3" in rows[1]
     b1["sharedgate"]["author_mu_0"] = [1, 0.2]
     rows = f8_conventions({"B1": b1, "B4": b4})
-    assert rows[1].startswith("conventions 'author': reproduced")
+    assert rows[1].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author': reproduced")
     assert "CHANGES" in rows[2]
     assert f8_conventions({"B1": b1}) == []
 
@@ -535,9 +533,9 @@ def test_f8_conventions_rows_whole():
     # lwsim: μ̃ 0.25, 0.3 (both < 0.5); t1 nanmedian 20 < 30, t2 50 ≥ 50: 1 of 2 → inconclusive
     # author: μ̃ 0.25, 0.2; t1 5 ≥ median(4, 6) = 5: 1 of 1 (t2 has no author AI) → reproduced
     assert rows == [
-        "conventions 'lwsim': inconclusive — μ̃ at the largest lag sharedgate 0.25, gru 0.3; multi+SGD AI ≥ "
+        "earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': inconclusive — μ̃ at the largest lag sharedgate 0.25, gru 0.3; multi+SGD AI ≥ "
         "plain+Adam on 1/2 tasks; plain+Adam median AI at the largest lag: t1 40, t2 50",
-        "conventions 'author': reproduced — μ̃ at the largest lag sharedgate 0.25, gru 0.2; multi+SGD AI ≥ "
+        "earlier rule (μ̃ < 0.5, B4) under conventions 'author': reproduced — μ̃ at the largest lag sharedgate 0.25, gru 0.2; multi+SGD AI ≥ "
         "plain+Adam on 1/1 tasks; plain+Adam median AI at the largest lag: t1 6",
         "the verdict CHANGES with the conventions (exact lwsim quantities vs [B]'s approximations)"]
     b4["t1"]["diaggate"]["median_last"] = [40.0]          # lwsim: 2 of 2 → reproduced too
@@ -551,19 +549,19 @@ def test_f8_conventions_without_author_values_or_mu():
         t.get("rnn", {}).pop("median_last_author", None)
     rows = f8m.f8_conventions({"B1": {"rnn": {}}, "B4": b4})
     # no μ̃ (0 below 0.5) and 1 win of 2 (not most): not reproduced
-    assert rows == ["conventions 'lwsim': not reproduced — μ̃ at the largest lag not computed; multi+SGD AI ≥ "
+    assert rows == ["earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': not reproduced — μ̃ at the largest lag not computed; multi+SGD AI ≥ "
                     "plain+Adam on 1/2 tasks; plain+Adam median AI at the largest lag: t1 40, t2 50"]
     assert f8m.f8_conventions({"B4": b4}) == [] and f8m.f8_conventions({"B1": b1, "B4": {}}) == []
     assert f8m.f8_conventions({"B1": b1, "B4": {"t": {"rnn": {"median_last": [1.0]}}}}) == []
 
 
-@pytest.mark.parametrize("author", [False, True])
+@pytest.mark.parametrize("author", [True])        # the earlier rule, kept beside the scheme's verdict
 def test_finding8_majority_ties_and_halves(author):
     def verdict(mu, multi, plain):
         r = _b(mu, multi, plain, author)
         if author:
             rows = f8_conventions(r)
-            assert len(rows) == 1 and rows[0].startswith("conventions 'author'")
+            assert len(rows) == 1 and rows[0].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author'")
             return rows[0].split(":")[1].split("—")[0].strip()
         return S2F.f8(r)[0][1]
     tie = ([[2.0, 2.0]] * 3, [[2.0, 2.0]] * 3)
@@ -594,10 +592,10 @@ def test_f8_conventions_rows_and_the_change_line():
             r["B4"][t][m].update(a["B4"][t][m])
     rows = f8_conventions(r)
     # lwsim: μ̃ 0.2 (< 0.5) and AI 2 vs median(2, 7) = 4.5: 0/4 wins → inconclusive
-    assert rows[0].startswith("conventions 'lwsim': inconclusive") and "0/4" in rows[0]
+    assert rows[0].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': inconclusive") and "0/4" in rows[0]
     assert "constgate 0.2," in rows[0] and "t0 7" in rows[0]      # plain+Adam AI at the largest lag
     # author: μ̃ 0.7, 0/4 wins → not reproduced; the verdict changes
-    assert rows[1].startswith("conventions 'author': not reproduced") and "0/4" in rows[1]
+    assert rows[1].startswith("earlier rule (μ̃ < 0.5, B4) under conventions 'author': not reproduced") and "0/4" in rows[1]
     assert "CHANGES" in rows[2]
 
 
@@ -606,70 +604,67 @@ def test_f8_conventions_rows_and_the_change_line():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_f8_rule():
-    wins = ([[5, 5]] * 3, [[1, 1]] * 3)
-    loses = ([[1, 1]] * 3, [[5, 5]] * 3)
-    assert S2F.f8(_r8(0.9, 0.1, *wins))[0][1] == "reproduced"
-    assert S2F.f8(_r8(0.1, 0.9, *loses))[0][1] == "not reproduced"       # final checkpoint decides
-    assert S2F.f8(_r8(0.9, 0.1, *loses))[0][1] == "inconclusive"
-    assert S2F.f8(_r8(0.9, 0.5, *wins))[0][1] == "inconclusive"          # μ̃ = 0.5 is not < 0.5
-
-
-def test_f8_median_over_seeds_and_majority():
-    # diaggate AI per seed [10, 1, 1]: median 1 < rnn's 2 (the mean, 4, would win)
-    assert S2F.f8(_r8(0.9, 0.1, [[10, 1, 1]] * 3, [[2, 2, 2]] * 3))[0][1] == "inconclusive"
-    # 2 wins out of 4 tasks is not "most"; 3 of 4 is; ties count as wins (≥)
-    assert S2F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 2 + [[2]] * 2))[0][1] == "inconclusive"
-    assert S2F.f8(_r8(0.9, 0.1, [[5]] * 2 + [[1]] * 2, [[1]] * 3 + [[2]]))[0][1] == "reproduced"
-
-
-def test_f8_rows_rule_and_findings():
-    b1 = {"sharedgate": {"mu_0": [1, 0.9], "mu_5": [1, 0.123456]}, "gru": {"mu_0": [0.45]}}
-    b4 = {"t1": {"diaggate": {"median_last": [3.0, 1.0, 2.0]}, "rnn": {"median_last": [1.0, np.nan]}},
-          "t2": {"diaggate": {"median_last": [1.0]}, "rnn": {"median_last": [1.0]}},
-          "t3": {"rnn": {"median_last": [9.0]}}}
-    rule = ("rule: μ̃ < 0.5 at the largest lag for every gated model and multi-gate AI ≥ plain+Adam on most "
-            "tasks")
-    rows = ["B1 sharedgate: μ̃ at the largest lag (final checkpoint) = 0.123",
-            "B1 gru: μ̃ at the largest lag (final checkpoint) = 0.45",
-            "B4 t1: median AI multi+SGD 2 vs plain+Adam 1", "B4 t2: median AI multi+SGD 1 vs plain+Adam 1"]
-    assert f8m.f8({"B1": b1, "B4": b4}) == [(8, "reproduced", rows, rule)]
-    assert f8m.RULE == rule.removeprefix("rule: ")
-    # one gated model at 0.5 (not < 0.5): inconclusive; none below and AI losing everywhere: not reproduced
-    b1["gru"]["mu_0"] = [0.5]
-    assert f8m.f8({"B1": b1, "B4": b4})[0][1] == "inconclusive"
-    lose = {"t1": {"diaggate": {"median_last": [0.5]}, "rnn": {"median_last": [1.0]}}}
-    assert f8m.f8({"B1": {"gru": {"mu_0": [0.5]}}, "B4": lose})[0][1] == "not reproduced"
-    assert f8m.f8({"B1": {"gru": {"mu_0": [0.4]}}, "B4": lose})[0][1] == "inconclusive"
-    assert f8m.f8({"B1": {"gru": {"mu_0": [0.4]}}, "B4": {"t3": b4["t3"]}})[0][1] == "inconclusive"   # no task
-    assert f8m.f8({"B1": b1}) is None and f8m.f8({"B4": b4}) is None
-    # findings(): {8: item} with the conventions rows appended; nothing without B1/B4
-    b1, b4 = _b14()
-    out = f8m.findings({"B1": {"gru": {"mu_0": [0.4], "author_mu_0": [0.4]}}, "B4": b4})
-    assert list(out) == [8] and out[8][0] == 8 and out[8][3] == rule
-    assert out[8][2][:3] == ["B1 gru: μ̃ at the largest lag (final checkpoint) = 0.4",
-                             "B4 t1: median AI multi+SGD 20 vs plain+Adam 30",
-                             "B4 t2: median AI multi+SGD 50 vs plain+Adam 50"]
-    assert out[8][2][3].startswith("conventions 'lwsim': inconclusive") and len(out[8][2]) == 6
-    assert f8m.findings({}) == {}
-    assert f8m.extend_f8({"B1": b1, "B4": b4}, {1: (1, "x", [], "r")}) == {1: (1, "x", [], "r")}
-    assert f8m.TITLES == {8: "[B] Gates make the effective learning rate lag-dependent; multi-gate anisotropy ≥ "
-                             "plain RNN + Adam"}
-
-
 # ----------------------------------------------------------------------------------------------
 # findings
 # ----------------------------------------------------------------------------------------------
 
 
-def test_f8_reads_the_last_checkpoint_and_ai():
-    b1 = {m: {"lags": [1.0, 2.0], "mu_0": np.array([1.0, 0.9]), "mu_4": np.array([1.0, 0.1])}
-          for m in ("sharedgate", "diaggate")}
-    # AI: multi ≥ plain at the last checkpoint, below it at the first
-    rendered = {"B1": b1, "B4": _b4(first=([1.0], [5.0]), last=([5.0], [1.0]))}
-    assert afind.findings(rendered)[8][1] == "reproduced"
-    # μ̃ < 0.5 only at the first checkpoint: the rule no longer holds for any model
-    b1_rev = {m: {"lags": d["lags"], "mu_0": d["mu_4"], "mu_4": d["mu_0"]} for m, d in b1.items()}
-    assert afind.findings({"B1": b1_rev, "B4": rendered["B4"]})[8][1] == "inconclusive"
-    swapped = {"B1": b1, "B4": _b4(first=([5.0], [1.0]), last=([1.0], [5.0]))}
-    assert afind.findings(swapped)[8][1] == "inconclusive"
+# ----------------------------------------------------------------------------------------------
+# f8 by the verdict scheme (docs/experiments.md §5.5.2), hand tables
+# ----------------------------------------------------------------------------------------------
+
+HALF3 = 4.302652729749462 / np.sqrt(3)
+
+
+def _b8(plain=(0.5, 0.52, 0.48), gated=(0.1, 0.1, 0.1), multi=(2.0, 2.0, 2.0), ref=(1.0, 1.0, 1.0), tasks=("t1",)):
+    b1 = {"diaggate": {"lags": [1.0, 2.0], "mu_0": [1.0, 0.9], "last_lag_mu_seeds": list(gated)}}
+    if plain is not None:
+        b1["rnn"] = {"last_lag_mu_seeds": list(plain)}
+    b6 = {t: {"diaggate": {"AI": {"seeds": [0, 1, 2], "values": list(multi)}},
+              "rnn": {"AI": {"seeds": [0, 1, 2], "values": list(ref)}}} for t in tasks}
+    return {"B1": b1, "B6": b6}
+
+
+def test_f8_scheme_by_hand():
+    (n, v, rows, rule), = f8m.f8(_b8())
+    assert (n, v) == (8, "reproduced")
+    assert rows[0] == "parts: 8a reproduced (AND over the gated models), 8b reproduced (on most of 1 tasks)"
+    h = 0.02 * HALF3                                # differences 0.4, 0.42, 0.38: sd 0.02
+    assert rows[1] == (f"8a diaggate: plain μ̃ − diaggate μ̃ at the largest lag (final checkpoint), per seed 0.4 "
+                       f"[{0.4 - h:.3g}, {0.4 + h:.3g}] (3 seeds) → reproduced (region > 0.1; 3 of 3 seeds); plain 0.5, "
+                       "diaggate 0.1")
+    assert rows[2] == ("8b t1: log2(AI multi+SGD / AI plain+Adam) of the realised gradients (B6), per seed 1 [1, 1] "
+                       "(3 seeds) → reproduced (region > log2 0.9 = -0.152; 3 of 3 seeds)")
+    assert rule.startswith("rule: 8a each gated model's 95% seed interval of plain μ̃ − gated μ̃ above 0.1, AND")
+
+
+def test_f8_each_part_and_most_tasks():
+    # gated μ̃ above the plain RNN's (slower decay): 8a not reproduced
+    assert f8m.f8(_b8(plain=(0.0, 0.01, 0.02)))[0][2][0].startswith("parts: 8a not reproduced")
+    assert f8m.f8(_b8(plain=(0.0, 0.01, 0.02)))[0][1] == "not reproduced"
+    # multi-gate AI half of plain's: log2 −1 → 8b not reproduced
+    assert f8m.f8(_b8(multi=(0.5, 0.5, 0.5)))[0][1] == "not reproduced"
+    # AI within 10%: log2(0.95) = −0.074 > −0.152 → non-inferior
+    assert f8m.f8(_b8(multi=(0.95, 0.95, 0.95)))[0][1] == "reproduced"
+    # two tasks, one each way: not "most" → 8b inconclusive
+    r = _b8(tasks=("t1", "t2"))
+    r["B6"]["t2"]["diaggate"]["AI"]["values"] = [0.5, 0.5, 0.5]
+    v, rows = f8m.f8(r)[0][1:3]
+    assert v == "inconclusive" and rows[0].endswith("8b inconclusive (on most of 2 tasks)")
+    # no plain RNN in B1: 8a inconclusive
+    assert f8m.f8(_b8(plain=None))[0][2][0].startswith("parts: 8a inconclusive")
+
+
+def test_f8_pairs_the_anisotropies_by_seed():
+    r = _b8(multi=(1.0, 2.0, 4.0), ref=(1.0, 2.0, 4.0))
+    assert "per seed 0 [0, 0] (3 seeds)" in f8m.f8(r)[0][2][2]               # paired: ratio 1 everywhere
+    r["B6"]["t1"]["rnn"]["AI"]["seeds"] = [2, 1, 0]                          # the same values, other seeds
+    assert "per seed 0 [-4.97, 4.97] (3 seeds)" in f8m.f8(r)[0][2][2]     # log2 ratios −2, 0, 2
+
+
+def test_f8_findings_and_titles():
+    out = f8m.findings(_b8())
+    assert list(out) == [8] and out[8][1] == "reproduced"
+    assert f8m.findings({}) == {} and f8m.f8({"B1": _b8()["B1"]}) is None
+    assert f8m.TITLES == {8: "[B] Gates make the effective learning rate lag-dependent; multi-gate anisotropy ≥ "
+                             "plain RNN + Adam"}

@@ -180,3 +180,18 @@ def test_b3_uses_the_gate_product_by_default():
     np.testing.assert_allclose(d["sharedgate"]["s_mean"], [3.5, 3.5])
     with pytest.raises(ValueError, match="b3_predictor"):
         b_rates.fig_b3(_s1_runs_conventions_b(b3_predictor="both"))
+
+
+def test_b1_stores_each_seeds_last_lag_mu_at_the_last_checkpoint_and_the_plain_contrast():
+    R = _s1_runs()
+    # mu_4 = [5, 0.1 + 4 s]: the largest lag at the last checkpoint is 4.1 (seed 1) and 8.1 (seed 2);
+    # mu_0's last values (0.1) are the decoy
+    for s in (1, 2):
+        R["b_s1"].append(({"cell": "rnn", "seed": s, "checkpoints": [0, 4]},
+                          {"lags": [1.0, 2.0], "mu_0": np.array([1.0, 0.5]), "mu_4": np.array([1.0, 0.01 * s])}))
+    fig, d = br.fig_b1(R)
+    assert d["diaggate"]["last_lag_mu_seeds"] == pytest.approx([4.1, 8.1])
+    assert d["rnn"] == {"last_lag_mu_seeds": pytest.approx([0.01, 0.02])}      # the contrast: data only
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["B1 diaggate"]
+    assert br.S1_CONTRAST == ("rnn",)
+    assert {r.config["cell"] for r in br.s1_runs("smoke", "numpy")} == {"constgate", "sharedgate", "diaggate", "rnn"}

@@ -78,8 +78,9 @@ def fig_b6(R):
                 q = np.nanquantile(v, [0.25, 0.5, 0.75])
                 meds.append(q[1])
                 iqrs.append((q[1] - q[0], q[2] - q[1]))
-                data.setdefault(task, {}).setdefault(m, {})[label] = {"median": q[1], "iqr": q[2] - q[0],
-                                                                      "q25": q[0], "q75": q[2]}
+                data.setdefault(task, {}).setdefault(m, {})[label] = {
+                    "median": q[1], "iqr": q[2] - q[0], "q25": q[0], "q75": q[2],
+                    "seeds": [cfg["seed"] for cfg, _ in runs], "values": [float(x) for x in v] if runs else []}
             # b6_errorbars "quartiles" ([B]'s figure): from q25 to q75; "iqr": ± IQR/2 about the median
             lo_hi = np.array(iqrs, float).T
             quart = _b6_quartiles(tasks)
