@@ -648,7 +648,22 @@ def test_data_from_arrays():
     assert r4.curves["val_mse"] == [1.0, 1.75 ** 2]          # before: prediction 2, target 3
     assert _run(data=(x, y), epochs=1, batch_size=3, validate=False).config["data"]["readout"] == "every"
     assert _run(data=(x, y, x, y), epochs=1, batch_size=3).config["data"]["readout"] == "every"
-    with pytest.raises(TypeError, match=r"\bdata_or_task\b"):
+
+    class Bare:                                       # no readout attribute: arrays read every step
+        def __init__(self):
+            self.inner = LinCell()
+
+        def forward(self, params, x, backend="numpy"):
+            return self.inner.forward(params, x)
+
+        def loss_and_grad(self, params, x, y, backend="numpy", mask=None):
+            return self.inner.loss_and_grad(params, x, y, mask=mask)
+
+    for data, validate in (((x, y), False), ((x, y, x, y), True)):
+        r = train(Bare(), LinCell().params(), data, optimizer="sgd", optimizer_kwargs={"lr": 0.125}, epochs=1,
+                  batch_size=3, validate=validate, progress=False)
+        assert r.config["data"]["readout"] == "every"
+    with pytest.raises(TypeError, match=r"\bdata_or_task\b.*\bgot tuple\b"):
         _run(cell, data=(x, y, x), epochs=1, batch_size=3)
 
 
@@ -961,7 +976,7 @@ def test_errors():
         train(cell, p, tasks.make("adding", T=10, D=3), steps=2, **kw)
     with pytest.raises(ValueError, match=r"\bn_in\b"):
         train(cell, p, tasks.make("adding", T=10, D=2), steps=2, **kw)
-    with pytest.raises(TypeError, match=r"\bdata_or_task\b"):
+    with pytest.raises(TypeError, match=r"\bdata_or_task\b.*\bgot str\b"):
         train(cell, p, "multilag", steps=2, **kw)
     with pytest.raises(ValueError, match=r"\bclip\b"):
         train(cell, p, ds, epochs=1, clip=0.0, **kw)
