@@ -132,7 +132,7 @@ FURTHER = {
     "optim state_dict type": (lambda: optim.from_state_dict({"a": np.ones(2)}, [1]), TypeError,
                               r"sd must be an optimizer state_dict"),
     # lwsim.diagnostics
-    "envelope lag 0": (lambda: dg.envelope(GRU, P, X, 1.0, [0, 1], progress=False), ValueError, r"lags must be >= 1"),
+    "envelope lag 0": (lambda: dg.envelope(GRU, P, X, 1.0, [0, 1], progress=False), ValueError, r"\blags\b.*>= 1"),
     "envelope rates": (lambda: dg.envelope(GRU, P, X, "adam", 2, progress=False), TypeError, r"rates must be a number"),
     "envelope rnn": (lambda: dg.envelope(lwsim.make_cell("rnn", 2, 3), lwsim.make_cell("rnn", 2, 3).init_params(0), X,
                                          1.0, 2, progress=False), ValueError, r"the envelope needs a leak"),
@@ -144,7 +144,7 @@ FURTHER = {
     # lwsim.stats
     "fit_alpha few": (lambda: st.fit_alpha(np.ones(5)), ValueError, r"x needs at least 20 values"),
     "fit_alpha method": (lambda: st.fit_alpha(SAMPLES[0], method="mle"), ValueError, r"method must be one of"),
-    "detection eps": (lambda: st.detection_table(SAMPLES, [1, 2], [10], eps=0), ValueError, r"eps must be > 0"),
+    "detection eps": (lambda: st.detection_table(SAMPLES, [1, 2], [10], eps=0), ValueError, r"\beps\b.*> 0"),
     "detection rows": (lambda: st.detection_table(SAMPLES, [1, 2, 3], [10]), ValueError,
                        r"samples_per_lag has 2 rows, lags has 3"),
     "fit_decay lags": (lambda: st.fit_decay([1, 1, 2], [1.0, 1.0, 0.5]), ValueError, r"lags must be distinct"),
@@ -197,10 +197,10 @@ def test_integer_optimizer_buffers_refused(lstm_files):
 
 # ------------------------------------------------------------------ options that do not apply
 @pytest.mark.parametrize("name, options, message", [
-    ("lstm", {"convention": "keras"}, r"convention='keras' applies only to the gru cell, not to 'lstm'"),
-    ("lstm", {"convention": "cho"}, r"convention='cho' applies only to the gru cell"),
-    ("rnn", {"s": 0.3}, r"s=0\.3 applies only to the constgate cell, not to 'rnn'"),
-    ("gru", {"convention": "Torch"}, r"convention must be one of \['cho', 'torch'\], got 'Torch'"),
+    ("lstm", {"convention": "keras"}, r"\bconvention='keras'.*\bgru\b.*'lstm'"),
+    ("lstm", {"convention": "cho"}, r"\bconvention='cho'.*\bgru\b"),
+    ("rnn", {"s": 0.3}, r"\bs=0\.3.*\bconstgate\b.*'rnn'"),
+    ("gru", {"convention": "Torch"}, r"\bconvention\b.*'Torch'"),
 ])
 def test_option_not_for_this_cell(name, options, message):
     with pytest.raises(ValueError, match=message):
@@ -225,7 +225,7 @@ def test_with_dtype_keeps_the_cell_options(cell):
 @pytest.mark.parametrize("layout", ["Torch", "LWSIM", "pytorch", ""])
 def test_unknown_layout(lstm_files, layout):
     d, cell, _ = lstm_files
-    msg = rf"layout must be one of 'torch', 'lwsim' \(case-sensitive\), got '{layout}'"
+    msg = rf"\blayout\b.*'{layout}'"
     with pytest.raises(LoadError, match=msg):
         load_weights(d / "w.safetensors", cell, layout)
     with pytest.raises(LoadError, match=msg):
@@ -243,16 +243,16 @@ def test_analyze_single_budget(small_model):
 
 
 @pytest.mark.parametrize("kw, exc, message", [
-    ({"n_grid": [0, 10]}, ValueError, r"n_grid must be > 0 everywhere"),
-    ({"n_grid": [[10]]}, ValueError, r"n_grid must be 1-dimensional"),
-    ({"n_grid": "20"}, TypeError, r"n_grid must be a real numeric array"),
-    ({"eps": 0}, ValueError, r"eps must be > 0"),
-    ({"eps": "20"}, TypeError, r"eps must be a real number"),
-    ({"statistic": "sequences"}, ValueError, r"statistic must be 'sequence' or 'instantaneous', got 'sequences'"),
-    ({"conventions": "Author"}, ValueError, r"conventions must be one of \('lwsim', 'author'\), got 'Author'"),
-    ({"lags": [0, 1]}, ValueError, r"lags must be >= 1"),
-    ({"lags": 10}, ValueError, r"lags must be <= T - 1 = 9"),
-    ({"exact": "yes"}, TypeError, r"exact must be None \(auto\), True or False"),
+    ({"n_grid": [0, 10]}, ValueError, r"\bn_grid\b.*> 0"),
+    ({"n_grid": [[10]]}, ValueError, r"\bn_grid\b.*1-dimensional"),
+    ({"n_grid": "20"}, TypeError, r"\bn_grid\b"),
+    ({"eps": 0}, ValueError, r"\beps\b.*> 0"),
+    ({"eps": "20"}, TypeError, r"\beps\b"),
+    ({"statistic": "sequences"}, ValueError, r"\bstatistic\b.*'sequences'"),
+    ({"conventions": "Author"}, ValueError, r"\bconventions\b.*'Author'"),
+    ({"lags": [0, 1]}, ValueError, r"\blags\b.*>= 1"),
+    ({"lags": 10}, ValueError, r"\blags\b.*<= T - 1 = 9"),
+    ({"exact": "yes"}, TypeError, r"\bexact\b"),
     ({"rates": ("adam", {"lr": 0.1})}, ValueError, r"adaptive"),
 ])
 def test_analyze_checks_before_any_pass(small_model, no_work, kw, exc, message):

@@ -224,6 +224,7 @@ def test_theory_bad_input(tmp_path, monkeypatch, capsys, fast_page, argv, patter
 def test_one_error_prefix_and_help_texts(capsys):
     """One prefix, `<module>: error:`, for argparse's errors and the programs' own; --help shows the
     defaults, every option has a help text, no reST double backticks (issue 33 items 5, 6)."""
+    # private: the shared prefix helper itself, compared with every CLI's output below
     from lwsim._cli import error_prefix
     from lwsim.analyze.__main__ import parser as analyze_parser
     from lwsim.figures.__main__ import parse_args

@@ -229,16 +229,15 @@ def test_conventions_validated_everywhere(bad, exc):
 
 
 def test_conventions_fields_are_validated():
-    with pytest.raises(ValueError, match=r"^Conventions.ecf_sigma must be one of \('refit', 'unclipped_intercept'\), "
-                                         r"got 'author'$"):
+    with pytest.raises(ValueError, match=r"\bConventions\.ecf_sigma\b"):
         Conventions(ecf_sigma="author")
-    with pytest.raises(ValueError, match=r"^Conventions.median must be one of"):
+    with pytest.raises(ValueError, match=r"\bConventions\.median\b"):
         dataclasses.replace(AUTHOR, median=None)
-    with pytest.raises(TypeError, match=r"^Conventions.metric_floors must be a bool, got str$"):
+    with pytest.raises(TypeError, match=r"\bConventions.metric_floors\b"):
         Conventions(metric_floors="yes")
-    with pytest.raises(TypeError, match=r"^Conventions.detection_floors must be a tuple"):
+    with pytest.raises(TypeError, match=r"\bConventions\.detection_floors\b"):
         Conventions(detection_floors="snr")
-    with pytest.raises(ValueError, match=r"^Conventions.detection_floors must be names from \('snr', 'ecf'\), got \['x'\]$"):
+    with pytest.raises(ValueError, match=r"\bConventions\.detection_floors\b.*\['x'\]"):
         Conventions(detection_floors=("snr", "x"))
     assert Conventions(detection_floors=["ecf", "snr"]).detection_floors == ("snr", "ecf")   # canonical
 
@@ -246,7 +245,7 @@ def test_conventions_fields_are_validated():
 def test_a_mix_the_code_cannot_honour_says_so():
     cell, p, x, _ = _model("gru")
     mixed = dataclasses.replace(LWSIM, gru_gamma0="three_terms")
-    with pytest.raises(ValueError, match=r"^Conventions.gru_gamma0 'three_terms' needs envelope_sources 'source_state'"):
+    with pytest.raises(ValueError, match=r"\bConventions\.gru_gamma0\b.*\benvelope_sources\b"):
         dg.envelope(cell, p, x, 0.1, 3, progress=False, conventions=mixed)
     torch = lwsim.make_cell("gru", D, H, 1, convention="torch")
     with pytest.raises(ValueError, match="needs the GRU convention 'cho'"):
@@ -347,8 +346,7 @@ def test_as_conventions_maps_names_to_the_instances():
 # ---- bad input ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", CASES)
 def test_bad_keyword_errors(name):
-    with pytest.raises(ValueError, match=r"conventions must be one of \('lwsim', 'author'\), got 'Author'"):
+    with pytest.raises(ValueError, match=r"\bconventions\b.*'Author'"):
         CASES[name]("Author")
-    with pytest.raises(TypeError, match=r"^conventions must be a string, one of \('lwsim', 'author'\), "
-                                        r"or a Conventions, got dict$"):
+    with pytest.raises(TypeError, match=r"\bconventions\b"):
         CASES[name](dataclasses.asdict(AUTHOR))

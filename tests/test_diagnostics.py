@@ -136,6 +136,7 @@ def test_bad_input_names_argument(call, exc, name):
 
 def test_auto_chunk_size_and_results_independent_of_chunk():
     """chunk=None: the power of two below 2^19/(T·S), clipped to [16, 128]; same results as chunk 16."""
+    # private: the chunk rule's own number is not reported by the diagnostics (their results are, below)
     from lwsim.diagnostics._util import check_chunk
     assert check_chunk(None, 256, 32) == 64                  # 2^19 / 8192 = 64
     assert check_chunk(None, 256, 48) == 32                  # 42.7 → 32

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 
 import numpy as np
 import pytest
@@ -108,11 +107,6 @@ CASES = [
 ]
 
 
-def _exact(msg):
-    """A pattern matching exactly ``msg``."""
-    return "^" + re.escape(msg) + "$"
-
-
 def _p(*values):
     return {"a": np.array(values, dtype=float)}
 
@@ -126,6 +120,7 @@ def _pair(name, dtype, seed=0, **hyper):
     p2 = {k: v.copy() for k, v in p1.items()}
     fused = optim.make(name, p1, **hyper)
     ref = optim.make(name, p2, **hyper)
+    # private: the per-array NumPy reference path has no public switch
     ref._apply = lambda grads: optim.Optimizer._apply(ref, grads)     # the per-array NumPy _update
     return fused, ref
 
@@ -164,17 +159,16 @@ def test_fused_adam_equals_the_numpy_reference_bit_for_bit(dtype, name, amsgrad,
 def test_grads_messages_name_the_step_that_failed():
     p = {"a": np.zeros(2), "b": np.zeros(1)}
     opt = optim.make("sgd", p, lr=0.1)
-    with pytest.raises(TypeError, match=_exact("grads must be a dict like params, got list")):
+    with pytest.raises(TypeError, match=r"\bgrads\b.*\blist\b"):
         opt.step([np.zeros(2), np.zeros(1)])
-    with pytest.raises(KeyError, match=_exact("grads keys do not match the parameters: missing ['b'], unexpected []")):
+    with pytest.raises(KeyError, match=r"\bgrads\b.*missing \['b'\]"):
         opt.step({"a": np.zeros(2)})
     bad = {"a": np.zeros(2), "b": np.array([np.inf])}
-    msg = "grad 'b' holds non-finite values (NaN/inf) at optimizer step {}; lower the lr, clip gradients, or check the data"
-    with pytest.raises(optim.NonFiniteGradientError, match=_exact(msg.format(1))):   # before any step: the 1st
+    with pytest.raises(optim.NonFiniteGradientError, match=r"'b'.*non-finite.*\bstep 1\b"):   # before any step: the 1st
         opt.step(bad)
     opt.step({"a": np.zeros(2), "b": np.zeros(1)})
     opt.step({"a": np.zeros(2), "b": np.zeros(1)})
-    with pytest.raises(optim.NonFiniteGradientError, match=_exact(msg.format(3))):   # after two: the 3rd
+    with pytest.raises(optim.NonFiniteGradientError, match=r"'b'.*non-finite.*\bstep 3\b"):   # after two: the 3rd
         opt.step(bad)
 
 
@@ -183,7 +177,8 @@ def test_train_skips_the_finite_check_only_when_the_norm_is_finite():
     p = {"w": np.ones(3)}
     opt = optim.make("adam", p, lr=0.1)
     with pytest.raises(optim.NonFiniteGradientError, match="grad 'w' holds non-finite"):
-        opt._apply(opt._prepare_grads({"w": np.array([1.0, np.nan, 0.0])}))
+        opt.step({"w": np.array([1.0, np.nan, 0.0])})
+    # private: train's unchecked path (check_finite=False, after a finite norm) has no public entry
     out = opt._prepare_grads({"w": np.array([1.0, np.nan, 0.0])}, check_finite=False)
     assert np.isnan(out["w"][1])                    # unchecked: the caller vouches for it
 
@@ -199,7 +194,7 @@ def test_key_mismatch_error_prints_without_quotes_and_empty_without_arguments():
 
 
 # ----------------------------------------------------------------------------------------------
-# _fusable
+# Adam: the fused kernel and the NumPy path
 # ----------------------------------------------------------------------------------------------
 
 
@@ -214,6 +209,7 @@ def test_adam_and_adamw_weight_decay_one(layout):
         return {"a": base if layout.startswith("contiguous") else base[:, :2]}
     for name, expect in (("adamw", 1.8), ("adam", 2.0 - 0.2 / (2 + 1e-8))):
         p = params()
+        # private: which path an array takes is not observable through step (both give the same bits)
         assert optim._fusable(p["a"], p["a"]) == layout.startswith("contiguous")
         optim.make(name, p, lr=0.1, weight_decay=1.0).step({"a": np.zeros(p["a"].shape)})
         np.testing.assert_allclose(p["a"], expect, rtol=1e-15, atol=0, err_msg=name)
@@ -221,6 +217,8 @@ def test_adam_and_adamw_weight_decay_one(layout):
 
 # ---- which arrays take the fused kernel -------------------------------------------------------
 def test_fusable_checks_every_buffer_dtype_and_layout():
+    # private: the path is not observable through step (same bits), and make() never builds buffers
+    # of another dtype or layout than the parameter's
     p = np.zeros((2, 3))
     assert optim._fusable(p, p, np.zeros((2, 3)))
     assert not optim._fusable(p, p, np.zeros((2, 3), np.float32))         # contiguous, other dtype
@@ -232,6 +230,7 @@ def test_non_contiguous_params_take_the_numpy_path_with_the_same_result():
     base = np.arange(24, dtype=np.float64).reshape(4, 6) / 10
     strided = {"w": base[:, ::2]}                   # a view the kernel cannot update through reshape
     contiguous = {"w": np.ascontiguousarray(base[:, ::2])}
+    # private: which path an array takes is not observable through step (both give the same bits)
     assert not optim._fusable(strided["w"], strided["w"], np.zeros((4, 3)))
     assert optim._fusable(contiguous["w"], contiguous["w"], np.zeros((4, 3)))
     assert not optim._fusable(contiguous["w"], contiguous["w"].astype(np.float32))
@@ -461,44 +460,44 @@ def test_errors():
     ("sgd", {"lr": "0.1"}, TypeError, "lr must be a real number, got '0.1'"),     # float("0.1") would work
     ("sgd", {"lr": True}, TypeError, "lr must be a real number, got True"),       # a bool is not a rate
     ("sgd", {"lr": math.inf}, ValueError, "lr must be finite, got inf"),
-    ("sgd", {"lr": 0.0}, ValueError, "lr must be > 0, got 0.0"),
-    ("sgd", {"momentum": 1.0}, ValueError, "momentum must be in [0, 1), got 1.0"),
-    ("sgd", {"momentum": math.nan}, ValueError, "momentum must be finite, got nan"),
-    ("sgd", {"dampening": 1.5}, ValueError, "dampening must be in [0, 1), got 1.5"),
-    ("sgd", {"weight_decay": -1}, ValueError, "weight_decay must be >= 0, got -1.0"),
-    ("sgd", {"weight_decay": math.nan}, ValueError, "weight_decay must be finite, got nan"),
+    ("sgd", {"lr": 0.0}, ValueError, r"\blr\b"),
+    ("sgd", {"momentum": 1.0}, ValueError, r"\bmomentum\b.*\[0, 1\)"),
+    ("sgd", {"momentum": math.nan}, ValueError, r"\bmomentum\b.*finite"),
+    ("sgd", {"dampening": 1.5}, ValueError, r"\bdampening\b.*\[0, 1\)"),
+    ("sgd", {"weight_decay": -1}, ValueError, r"\bweight_decay\b.*>= 0"),
+    ("sgd", {"weight_decay": math.nan}, ValueError, r"\bweight_decay\b.*finite"),
     ("sgd", {"nesterov": True, "momentum": 0.5, "dampening": 0.1}, ValueError,
-     "nesterov momentum requires momentum > 0 and dampening = 0"),
+     r"\bnesterov\b"),
     ("momentum", {"momentum": 0.0}, ValueError,
-     "optimizer 'momentum' needs momentum > 0 (use 'sgd' for plain SGD)"),
-    ("adam", {"betas": 0.9}, ValueError, "betas must be a pair (beta1, beta2), got 0.9"),
+     r"\bmomentum\b.*> 0"),
+    ("adam", {"betas": 0.9}, ValueError, r"\bbetas\b.*pair"),
     ("adam", {"betas": (0.9, 0.99, 0.999)}, ValueError,
-     "betas must be a pair (beta1, beta2), got (0.9, 0.99, 0.999)"),
-    ("adam", {"betas": (1.0, 0.999)}, ValueError, "betas[0] must be in [0, 1), got 1.0"),
-    ("adam", {"betas": (0.9, -0.1)}, ValueError, "betas[1] must be in [0, 1), got -0.1"),
-    ("adam", {"eps": -1}, ValueError, "eps must be >= 0, got -1.0"),
-    ("adam", {"eps": "x"}, TypeError, "eps must be a real number, got 'x'"),
-    ("adamw", {"weight_decay": -0.5}, ValueError, "weight_decay must be >= 0, got -0.5"),
-    ("rmsprop", {"alpha": 1.0}, ValueError, "alpha must be in [0, 1), got 1.0"),
-    ("rmsprop", {"eps": -2}, ValueError, "eps must be >= 0, got -2.0"),
-    ("rmsprop", {"weight_decay": -3}, ValueError, "weight_decay must be >= 0, got -3.0"),
-    ("rmsprop", {"momentum": 1.0}, ValueError, "momentum must be in [0, 1), got 1.0"),
+     r"\bbetas\b.*pair"),
+    ("adam", {"betas": (1.0, 0.999)}, ValueError, r"\bbetas\[0\]"),
+    ("adam", {"betas": (0.9, -0.1)}, ValueError, r"\bbetas\[1\]"),
+    ("adam", {"eps": -1}, ValueError, r"\beps\b.*>= 0"),
+    ("adam", {"eps": "x"}, TypeError, r"\beps\b"),
+    ("adamw", {"weight_decay": -0.5}, ValueError, r"\bweight_decay\b.*>= 0"),
+    ("rmsprop", {"alpha": 1.0}, ValueError, r"\balpha\b.*\[0, 1\)"),
+    ("rmsprop", {"eps": -2}, ValueError, r"\beps\b.*>= 0"),
+    ("rmsprop", {"weight_decay": -3}, ValueError, r"\bweight_decay\b.*>= 0"),
+    ("rmsprop", {"momentum": 1.0}, ValueError, r"\bmomentum\b.*\[0, 1\)"),
 ])
 def test_hyper_parameter_messages(name, hyper, exc, msg):
-    with pytest.raises(exc, match=_exact(msg)):
+    with pytest.raises(exc, match=msg):
         optim.make(name, _p(0.0), **hyper)
 
 
 def test_params_messages():
-    with pytest.raises(TypeError, match=_exact("params must be a non-empty dict {name: numpy array}")):
+    with pytest.raises(TypeError, match=r"\bparams\b"):
         optim.make("sgd", {})
-    with pytest.raises(TypeError, match=_exact("params must be a non-empty dict {name: numpy array}")):
+    with pytest.raises(TypeError, match=r"\bparams\b"):
         optim.make("sgd", [np.zeros(2)])                       # not a dict, though not empty
-    with pytest.raises(TypeError, match=_exact("param 'a' must be a numpy array, got list")):
+    with pytest.raises(TypeError, match=r"\bparam 'a'.*numpy array"):
         optim.make("sgd", {"a": [0.0, 1.0]})
     ro = np.zeros(2)
     ro.flags.writeable = False
-    with pytest.raises(ValueError, match=_exact("param 'a' is read-only; the optimizer updates params in place")):
+    with pytest.raises(ValueError, match=r"\bparam 'a'.*read-only"):
         optim.make("sgd", {"a": ro})
 
 
@@ -515,9 +514,20 @@ def test_prepared_grads_have_the_params_dtype_and_are_not_copied_when_they_alrea
     opt = optim.make("sgd", {"a": np.zeros(3, np.float32), "b": np.zeros(2)})
     g64 = np.ones(3)
     same = np.ones(2)
-    out = opt._prepare_grads({"a": g64, "b": same})
-    assert out["a"].dtype == np.float32 and g64.dtype == np.float64     # cast, the caller's array untouched
-    assert out["b"] is same                                              # already float64: no copy
+    opt.step({"a": g64, "b": same})                                      # SGD, lr 1e-3: p = −lr·g
+    assert opt.params["a"].dtype == np.float32 and opt.params["a"][0] == np.float32(-0.001)
+    assert g64.dtype == np.float64 and g64.tolist() == [1.0] * 3        # cast, the caller's array untouched
+    # float64 gradients of float32 parameters are cast first: the update is float32 arithmetic throughout
+    g = np.random.default_rng(3).standard_normal(1000) * 1e-3
+    for name in ("adam", "sgd"):
+        p1, p2 = {"w": np.full(1000, 0.1, np.float32)}, {"w": np.full(1000, 0.1, np.float32)}
+        o1, o2 = optim.make(name, p1, lr=0.3), optim.make(name, p2, lr=0.3)
+        for _ in range(3):
+            o1.step({"w": g})
+            o2.step({"w": g.astype(np.float32)})
+        np.testing.assert_array_equal(p1["w"], p2["w"])
+    # private: that a gradient already in the parameter's dtype is not copied is not observable through step
+    assert opt._prepare_grads({"a": g64, "b": same})["b"] is same
 
 
 # ---- weight decay of exactly 1 (every rule must still apply it) ------------------------------
@@ -603,16 +613,15 @@ def test_load_state_dict_messages():
     opt = optim.make("adam", _p(0.0))
     sd = opt.state_dict()
     del sd["step"]
-    with pytest.raises(KeyError, match=_exact("optimizer state_dict lacks 'step' (it needs name, hyper, step, state)")):
+    with pytest.raises(KeyError, match=r"\bstate_dict\b.*'step'"):
         opt.load_state_dict(sd)
     sd = opt.state_dict()
     sd["state"]["zz"] = sd["state"].pop("a")
-    with pytest.raises(KeyError, match=_exact(
-            "optimizer state keys do not match the parameters: missing ['a'], unexpected ['zz']")):
+    with pytest.raises(KeyError, match=r"\bstate keys\b.*missing \['a'\], unexpected \['zz'\]"):
         opt.load_state_dict(sd)
     sd = opt.state_dict()
     del sd["state"]["a"]["v"]
-    with pytest.raises(KeyError, match=_exact("optimizer state for 'a' has buffers ['m'], expected ['m', 'v']")):
+    with pytest.raises(KeyError, match=r"\bstate for 'a'.*buffers"):
         opt.load_state_dict(sd)
 
 
@@ -620,7 +629,7 @@ def test_load_state_dict_messages():
 def test_load_state_dict_refuses_a_step_that_is_not_an_int_at_least_zero(step):
     opt = optim.make("sgd", _p(0.0))
     sd = dict(opt.state_dict(), step=step)
-    with pytest.raises(ValueError, match=_exact(f"state_dict step must be an int >= 0, got {step!r}")):
+    with pytest.raises(ValueError, match=r"\bstate_dict step\b"):
         opt.load_state_dict(sd)
 
 
@@ -668,17 +677,16 @@ def test_amsgrad_keeps_the_running_max():
 
 
 def test_from_state_dict_messages_and_unknown_hyper_parameters():
-    with pytest.raises(TypeError, match=_exact("sd must be an optimizer state_dict (a dict), got list")):
+    with pytest.raises(TypeError, match=r"\bsd\b"):
         optim.from_state_dict(_p(0.0), [])
-    with pytest.raises(KeyError, match=_exact("optimizer state_dict lacks 'hyper' (it needs name, hyper, step, state)")):
+    with pytest.raises(KeyError, match=r"\bstate_dict\b.*'hyper'"):
         optim.from_state_dict(_p(0.0), {"name": "sgd"})
     sd = optim.make("sgd", _p(0.0)).state_dict()
     sd["hyper"]["betas"] = (0.9, 0.99)                                  # not an SGD hyper-parameter
     with pytest.raises(TypeError, match="unknown hyper-parameter"):
         optim.from_state_dict(_p(0.0), sd)
     # the constructor's message (the optimizer is built from the state_dict's hyper-parameters)
-    with pytest.raises(TypeError, match=_exact("optimizer 'sgd' got unknown hyper-parameter(s) ['betas']; accepted: "
-                                               "['dampening', 'lr', 'momentum', 'nesterov', 'weight_decay']")):
+    with pytest.raises(TypeError, match=r"unknown hyper-parameter.*\['betas'\]"):
         optim.from_state_dict(_p(0.0), sd)
 
 
@@ -714,11 +722,11 @@ def test_clip_grad_norm():
 
 # ---- clip_grad_norm ----------------------------------------------------------------------------
 def test_clip_messages():
-    with pytest.raises(TypeError, match=_exact("grads must be a dict of arrays, got list")):
+    with pytest.raises(TypeError, match=r"\bgrads\b"):
         optim.clip_grad_norm([np.ones(2)], 1.0)
-    with pytest.raises(TypeError, match=_exact("max_norm must be a real number, got 'x'")):
+    with pytest.raises(TypeError, match=r"\bmax_norm\b"):
         optim.clip_grad_norm({"a": np.ones(2)}, "x")
-    with pytest.raises(ValueError, match=_exact("norm_type must be 2 or inf, got 1.0")):
+    with pytest.raises(ValueError, match=r"\bnorm_type\b"):
         optim.clip_grad_norm({"a": np.ones(2)}, 1.0, norm_type=1)
 
 
@@ -726,7 +734,7 @@ def test_clip_non_finite_norm_raises_only_when_asked():
     g = {"a": np.array([1.0, np.nan])}
     assert math.isnan(optim.clip_grad_norm(g, 1.0))                      # default: no error (torch's default)
     assert math.isnan(g["a"][1]) and g["a"][0] == 1.0                      # nan < 1 is False: not scaled
-    with pytest.raises(optim.NonFiniteGradientError, match=_exact("the total gradient norm is inf")):
+    with pytest.raises(optim.NonFiniteGradientError, match=r"\btotal gradient norm\b"):
         optim.clip_grad_norm({"a": np.array([np.inf])}, 1.0, error_if_nonfinite=True)
     assert optim.clip_grad_norm({"a": np.array([3.0, 4.0])}, 10.0, error_if_nonfinite=True) == 5.0
 

@@ -123,6 +123,7 @@ def test_r2_ceiling_by_hand():
 
 
 def test_narma_recursion_overflow_is_silent():
+    # private: the tasks draw u in [0, 0.5]; no input reaching make/batch makes the recursion overflow
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         y = tasks._narma_recursion(np.full((60, 2), 1e100), 10, False)        # overflow to +inf
@@ -137,6 +138,7 @@ def test_narma_recursion_overflow_is_silent():
 
 
 def test_prep_narma_params():
+    # private: _prep_narma(order) runs at import (tasks._SPECS), where mutmut cannot mutate it
     kw = dict(tanh=None, burn_in=0, diverge_at=3, resample=0, inputs="author")
     assert tasks._prep_narma(10)(5, 2, kw) == {"order": 10, "tanh": False, "burn_in": 0, "diverge_at": 3.0,
                                                "resample": False, "inputs": "author"}
@@ -145,9 +147,9 @@ def test_prep_narma_params():
     assert tasks._prep_narma(20)(5, 2, dict(kw, tanh=0, burn_in=4, resample=1))["tanh"] is False
     assert tasks._prep_narma(10)(5, 2, dict(kw, tanh=1, burn_in=4, resample=1)) == {
         "order": 10, "tanh": True, "burn_in": 4, "diverge_at": 3.0, "resample": True, "inputs": "author"}
-    with pytest.raises(ValueError, match=r"^burn_in must be >= 0, got -1$"):
+    with pytest.raises(ValueError, match=r"\bburn_in\b.*>= 0"):
         tasks._prep_narma(10)(5, 2, dict(kw, burn_in=-1))
-    with pytest.raises(ValueError, match=r"^inputs must be"):
+    with pytest.raises(ValueError, match=r"\binputs\b"):
         tasks._prep_narma(10)(5, 2, dict(kw, inputs="x"))
 
 
@@ -182,13 +184,13 @@ def test_dataset_from_arrays():
     ds = tasks.Dataset(x, y2, x_diag=x, y_diag=y2)
     assert ds.y_train.shape == (4, 3, 1) and ds.y_diag.shape == (4, 3, 1)
     assert (ds.n_val, ds.n_diag, ds.T, ds.D) == (0, 3, 4, 2)
-    with pytest.raises(ValueError, match=r"^val: x and y must both be given or both be None$"):
+    with pytest.raises(ValueError, match=r"\bval\b.*both"):
         tasks.Dataset(x, y2, x_val=x)
-    with pytest.raises(ValueError, match=r"^x_diag must be \(T, B, D\), got shape \(4, 3\)$"):
+    with pytest.raises(ValueError, match=r"\bx_diag\b"):
         tasks.Dataset(x, y2, x_diag=x[:, :, 0], y_diag=y2)
-    with pytest.raises(ValueError, match=r"^y_train must be \(T, B, n_out\) matching x_train \(4, 3, 2\), got \(4, 2, 1\)$"):
+    with pytest.raises(ValueError, match=r"\by_train\b"):
         tasks.Dataset(x, np.ones((4, 2, 1)))
-    with pytest.raises(ValueError, match=r"^readout must be 'every' or 'last', got 'x'$"):
+    with pytest.raises(ValueError, match=r"\breadout\b"):
         tasks.Dataset(x, y2, readout="x")
 
 
@@ -455,64 +457,64 @@ def test_errors():
 
 # ---------------------------------------------------------------------------- messages, bounds
 @pytest.mark.parametrize("call,exc,msg", [
-    (lambda: tasks.as_generator(True), TypeError, r"^need an int seed, .* got True$"),
-    (lambda: tasks.as_generator(None), TypeError, r"^need an int seed, .* got None$"),
-    (lambda: tasks.as_generator(-1), ValueError, r"^seed must be >= 0, got -1$"),
+    (lambda: tasks.as_generator(True), TypeError, r"\bseed\b.*\bTrue\b"),
+    (lambda: tasks.as_generator(None), TypeError, r"\bseed\b.*\bNone\b"),
+    (lambda: tasks.as_generator(-1), ValueError, r"\bseed\b.*>= 0"),
     (lambda: tasks.as_generator("3"), TypeError,
-     r"^need an int seed, a numpy SeedSequence or a numpy Generator, got str$"),
-    (lambda: tasks.make("multilag", T=2.5), TypeError, r"^T must be an int, got 2.5$"),
-    (lambda: tasks.make("multilag", T=True), TypeError, r"^T must be an int, got True$"),
-    (lambda: tasks.make("multilag", D=0), ValueError, r"^D must be >= 1, got 0$"),
-    (lambda: tasks.make("multilag", seed=-1), ValueError, r"^seed must be >= 0, got -1$"),
-    (lambda: tasks.make("multilag", lags=5), TypeError, r"^lags must be a sequence of ints, got 5$"),
-    (lambda: tasks.make("multilag", lags=()), ValueError, r"^lags must not be empty$"),
+     r"\bseed\b.*\bstr\b"),
+    (lambda: tasks.make("multilag", T=2.5), TypeError, r"\bT\b"),
+    (lambda: tasks.make("multilag", T=True), TypeError, r"\bT\b"),
+    (lambda: tasks.make("multilag", D=0), ValueError, r"\bD\b.*>= 1"),
+    (lambda: tasks.make("multilag", seed=-1), ValueError, r"\bseed\b.*>= 0"),
+    (lambda: tasks.make("multilag", lags=5), TypeError, r"\blags\b"),
+    (lambda: tasks.make("multilag", lags=()), ValueError, r"\blags\b.*empty"),
     (lambda: tasks.make("multilag", T=10, lags=(1, 2.5), coefs=(1, 1)), TypeError,
-     r"^lags\[1\] must be an int, got 2.5$"),
+     r"\blags\[1\]"),
     (lambda: tasks.make("multilag", T=10, lags=(1,), coefs=5), TypeError,
-     r"^coefs must be a sequence of numbers, got 5$"),
-    (lambda: tasks.make("multilag", T=10, lags=(1,), coefs=(np.nan,)), ValueError, r"^coefs must be finite, got \(nan,\)$"),
-    (lambda: tasks.make("multilag", T=5, lags=(5,), coefs=(1.0,)), ValueError, r"^multilag: lags 5 >= T=5,"),
+     r"\bcoefs\b"),
+    (lambda: tasks.make("multilag", T=10, lags=(1,), coefs=(np.nan,)), ValueError, r"\bcoefs\b.*finite"),
+    (lambda: tasks.make("multilag", T=5, lags=(5,), coefs=(1.0,)), ValueError, r"\blags 5 >= T=5\b"),
     (lambda: tasks.make("multilag", T=10, lags=(1,), coefs=(1,), sigma_y=-1), ValueError,
-     r"^sigma_y must be a finite number >= 0, got -1.0$"),
-    (lambda: tasks.make("sinmix", T=10, lags=()), ValueError, r"^lags must not be empty$"),
-    (lambda: tasks.make("sinmix", T=10, lags=(1,), coefs=(1, 2)), ValueError, r"^coefs has 2 entries but 1"),
-    (lambda: tasks.make("sinmix", T=5, lags=(5,), coefs=(1,)), ValueError, r"^sinmix: lags 5 >= T=5,"),
-    (lambda: tasks.make("sinmix", period=0), ValueError, r"^period must be > 0, got 0.0$"),
-    (lambda: tasks.make("sinmix", sigma_y=-1), ValueError, r"^sigma_y must be a finite"),
-    (lambda: tasks.make("sinmix", noise=-1), ValueError, r"^noise must be a finite"),
-    (lambda: tasks.make("sinmix", n_harmonics=0), ValueError, r"^n_harmonics must be >= 1, got 0$"),
-    (lambda: tasks.make("adding", T=1, D=2), ValueError, r"^adding needs T >= 2, got T=1$"),
-    (lambda: tasks.make("recall", K=0), ValueError, r"^K must be >= 1, got 0$"),
-    (lambda: tasks.make("ar2", inputs="x"), ValueError, r"^inputs must be 'lwsim' or 'author', got 'x'$"),
-    (lambda: tasks.make("ar2", phi=(1.0,)), ValueError, r"^phi has 1 entries but 2"),
-    (lambda: tasks.make("ar2", noise=-1), ValueError, r"^noise must be a finite"),
-    (lambda: tasks.make("ar2", burn_in=-1), ValueError, r"^burn_in must be >= 0, got -1$"),
-    (lambda: tasks.make("movingavg", W=0), ValueError, r"^W must be >= 1, got 0$"),
-    (lambda: tasks.make("movingavg", T=20, W=21), ValueError, r"^movingavg needs W <= T, got W=21, T=20$"),
-    (lambda: tasks.make("delaysum", delays=()), ValueError, r"^delays must not be empty$"),
-    (lambda: tasks.make("delaysum", weights=(1.0,)), ValueError, r"^weights has 1 entries but 4"),
-    (lambda: tasks.make("delaysum", T=40, delays=(40,)), ValueError, r"^delaysum: delays 40 >= T=40,"),
-    (lambda: tasks.make("narma10", burn_in=-1), ValueError, r"^burn_in must be >= 0, got -1$"),
-    (lambda: tasks.make("adding", dtype="foo"), ValueError, r"^dtype must be float32 or float64, got 'foo'$"),
+     r"\bsigma_y\b"),
+    (lambda: tasks.make("sinmix", T=10, lags=()), ValueError, r"\blags\b.*empty"),
+    (lambda: tasks.make("sinmix", T=10, lags=(1,), coefs=(1, 2)), ValueError, r"\bcoefs\b.*2 entries"),
+    (lambda: tasks.make("sinmix", T=5, lags=(5,), coefs=(1,)), ValueError, r"\blags 5 >= T=5\b"),
+    (lambda: tasks.make("sinmix", period=0), ValueError, r"\bperiod\b.*> 0"),
+    (lambda: tasks.make("sinmix", sigma_y=-1), ValueError, r"\bsigma_y\b"),
+    (lambda: tasks.make("sinmix", noise=-1), ValueError, r"\bnoise\b"),
+    (lambda: tasks.make("sinmix", n_harmonics=0), ValueError, r"\bn_harmonics\b.*>= 1"),
+    (lambda: tasks.make("adding", T=1, D=2), ValueError, r"\bT >= 2\b"),
+    (lambda: tasks.make("recall", K=0), ValueError, r"\bK\b.*>= 1"),
+    (lambda: tasks.make("ar2", inputs="x"), ValueError, r"\binputs\b"),
+    (lambda: tasks.make("ar2", phi=(1.0,)), ValueError, r"\bphi\b"),
+    (lambda: tasks.make("ar2", noise=-1), ValueError, r"\bnoise\b"),
+    (lambda: tasks.make("ar2", burn_in=-1), ValueError, r"\bburn_in\b.*>= 0"),
+    (lambda: tasks.make("movingavg", W=0), ValueError, r"\bW\b.*>= 1"),
+    (lambda: tasks.make("movingavg", T=20, W=21), ValueError, r"\bW <= T\b"),
+    (lambda: tasks.make("delaysum", delays=()), ValueError, r"\bdelays\b.*empty"),
+    (lambda: tasks.make("delaysum", weights=(1.0,)), ValueError, r"\bweights\b"),
+    (lambda: tasks.make("delaysum", T=40, delays=(40,)), ValueError, r"\bdelays 40 >= T=40\b"),
+    (lambda: tasks.make("narma10", burn_in=-1), ValueError, r"\bburn_in\b.*>= 0"),
+    (lambda: tasks.make("adding", dtype="foo"), ValueError, r"\bdtype\b"),
     (lambda: tasks.make("adding", foo=1), TypeError, r"accepted: none \(plus T, D, seed, dtype, fill\)$"),
     (lambda: tasks.make("multilag", foo=1), TypeError,
      r"accepted: \['coefs', 'lags', 'sigma_y'\] \(plus T, D, seed, dtype, fill\)$"),
-    (lambda: tasks.make("adding", T=5).batch(0, 0), ValueError, r"^batch size B must be >= 1, got 0$"),
+    (lambda: tasks.make("adding", T=5).batch(0, 0), ValueError, r"\bbatch size B\b"),
     (lambda: tasks.make("adding", T=5).dataset(0), ValueError,
-     r"^dataset needs at least one sequence \(n_train \+ n_val \+ n_diag > 0\)$"),
-    (lambda: tasks.make("adding", T=5).dataset(1, -1), ValueError, r"^n_val must be >= 0, got -1$"),
-    (lambda: tasks.make("adding", T=5).dataset(1, 0, -1), ValueError, r"^n_diag must be >= 0, got -1$"),
-    (lambda: tasks.make("adding", T=5).dataset(1, seed=-1), ValueError, r"^seed must be >= 0, got -1$"),
-    (lambda: tasks.multilag_r2_ceiling(0, (1,), (1.0,), 0.1), ValueError, r"^T must be >= 1, got 0$"),
-    (lambda: tasks.multilag_r2_ceiling(3, (), (), 0.1), ValueError, r"^lags must not be empty$"),
-    (lambda: tasks.multilag_r2_ceiling(3, (1,), (1.0,), -1), ValueError, r"^sigma_y must be a finite"),
+     r"at least one sequence"),
+    (lambda: tasks.make("adding", T=5).dataset(1, -1), ValueError, r"\bn_val\b.*>= 0"),
+    (lambda: tasks.make("adding", T=5).dataset(1, 0, -1), ValueError, r"\bn_diag\b.*>= 0"),
+    (lambda: tasks.make("adding", T=5).dataset(1, seed=-1), ValueError, r"\bseed\b.*>= 0"),
+    (lambda: tasks.multilag_r2_ceiling(0, (1,), (1.0,), 0.1), ValueError, r"\bT\b.*>= 1"),
+    (lambda: tasks.multilag_r2_ceiling(3, (), (), 0.1), ValueError, r"\blags\b.*empty"),
+    (lambda: tasks.multilag_r2_ceiling(3, (1,), (1.0,), -1), ValueError, r"\bsigma_y\b"),
     (lambda: tasks.multilag_r2_ceiling(2, (5,), (1.0,), 0), ValueError,
-     r"^multilag_r2_ceiling: y is identically 0 \(no coefficients, σ_y = 0\)$"),
-    (lambda: tasks.fixed_batch("adding", 2, 0), TypeError, r"^task must be a lwsim.tasks.Task, got str$"),
-    (lambda: tasks.fixed_batch(tasks.make("adding", T=5), 0, 0), ValueError, r"^B must be >= 1, got 0$"),
-    (lambda: tasks.fixed_batch(tasks.make("adding", T=5), 2, 0, jitter=-1), ValueError, r"^jitter must be a finite"),
+     r"identically 0"),
+    (lambda: tasks.fixed_batch("adding", 2, 0), TypeError, r"\btask\b"),
+    (lambda: tasks.fixed_batch(tasks.make("adding", T=5), 0, 0), ValueError, r"\bB\b.*>= 1"),
+    (lambda: tasks.fixed_batch(tasks.make("adding", T=5), 2, 0, jitter=-1), ValueError, r"\bjitter\b"),
     (lambda: tasks.fixed_batch(tasks.make("adding", T=5), 2, 0).batch(3, 0), ValueError,
-     r"^this fixed-batch task holds 2 sequences, asked for B=3$"),
+     r"\bB=3\b"),
 ])
 def test_messages(call, exc, msg):
     with pytest.raises(exc, match=msg):
@@ -672,7 +674,7 @@ def test_narma_gives_up_after_50_redraws():
     T, B = 3, 2
     rng = np.random.default_rng(0)
     with pytest.raises(FloatingPointError,
-                       match=r"^narma10: still 2 of 2 diverging sequences after 50 redraws; use tanh=True or a shorter T$"):
+                       match=r"\bstill 2 of 2 diverging\b"):
         tasks.make("narma10", T=T, D=1, diverge_at=0.01).batch(B, rng)
     ref = np.random.default_rng(0)
     for _ in range(51):                                        # the first draw and 50 redraws

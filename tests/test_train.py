@@ -110,11 +110,6 @@ CELLS = list(getattr(lwsim, "CELL_NAMES", ("rnn", "constgate", "sharedgate", "di
 SQ2 = math.sqrt(2.0)
 
 
-def _exact(msg):
-    """A pattern matching exactly ``msg``."""
-    return "^" + re.escape(msg) + "$"
-
-
 class LinCell:
     """ŷ_t = x_t Wᵀ + b, exact MSE gradient over the counted elements (readout / mask)."""
 
@@ -353,112 +348,115 @@ def test_astype_casts_everything_and_shares_curves_and_config():
     out = bare.astype("float32")
     assert out.optimizer is None and out.params["w"].dtype == np.float32
     assert out.opt_state == {"name": "sgd", "state": {"w": {}}}
-    with pytest.raises(ValueError, match=r"^dtype must be 'float32' or 'float64', got 'float16'$"):
+    with pytest.raises(ValueError, match=r"\bdtype\b"):
         bare.astype("float16")
 
 
 # ----------------------------------------------------------------------------------------------
-# _pos_int
+# train: its checks of ints, parameters, mask and the cell's record (the helpers of train.py)
 # ----------------------------------------------------------------------------------------------
 
 
 # ---------------------------------------------------------------------------- small helpers
-def test_pos_int_bounds_and_messages():
-    assert ltrain._pos_int("n", 1) == 1 and ltrain._pos_int("n", 0, 0) == 0
-    v = ltrain._pos_int("n", np.int64(3))
-    assert v == 3 and type(v) is int
-    with pytest.raises(TypeError, match=r"^n must be an int, got True$"):
-        ltrain._pos_int("n", True)
-    with pytest.raises(TypeError, match=r"^n must be an int, got 1.5$"):
-        ltrain._pos_int("n", 1.5)
-    with pytest.raises(ValueError, match=r"^n must be >= 1, got 0$"):
-        ltrain._pos_int("n", 0)
-    with pytest.raises(ValueError, match=r"^n must be >= 0, got -1$"):
-        ltrain._pos_int("n", -1, 0)
+def test_int_options_bounds_and_types():
+    # every int option of train goes through one check: ints (NumPy ints too) at or above a minimum,
+    # stored as Python ints; bools and floats are refused by type
+    r = _run(data=_ones(2, 1, val=[0.0]), epochs=np.int64(1), batch_size=np.int64(1), seed=np.int64(0),
+             val_every=np.int64(1), checkpoints=(np.int64(0),))
+    for k in ("seed", "batch_size", "epochs", "val_every"):
+        assert type(r.config[k]) is int
+    assert (r.config["seed"], r.config["batch_size"], r.config["epochs"]) == (0, 1, 1)
+    assert r.config["checkpoints"] == [0] and type(next(iter(r.checkpoints))) is int
+    with pytest.raises(TypeError, match=r"\bseed\b"):
+        _run(epochs=1, batch_size=2, seed=True)
+    with pytest.raises(TypeError, match=r"\bbatch_size\b"):
+        _run(epochs=1, batch_size=1.5)
+    with pytest.raises(ValueError, match=r"\bbatch_size\b.*>= 1"):
+        _run(epochs=1, batch_size=0)
+    with pytest.raises(ValueError, match=r"\bseed\b"):
+        _run(epochs=1, batch_size=2, seed=-1)
 
 
-# ----------------------------------------------------------------------------------------------
-# _copy_params
-# ----------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------- parameters are copied
+def test_params_and_checkpoints_are_copies():
+    cell = LinCell()
+    p = cell.params()
+    r = _run(cell, data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, checkpoints=(0, 1))
+    assert p["W"][0, 0] == 1.0 and r.params["W"] is not p["W"]
+    c0, c1 = r.checkpoints[0], r.checkpoints[1]
+    assert c0["W"][0, 0] == 1.0 and c1["W"][0, 0] == 0.75
+    assert c1["W"] is not r.params["W"] and c0["W"] is not p["W"]
+    c1["W"][0, 0] = 5.0
+    assert r.params["W"][0, 0] == 0.75 and p["W"][0, 0] == 1.0
 
 
-def test_copy_params_copies():
-    p = {"a": np.ones(2)}
-    c = ltrain._copy_params(p)
-    assert c["a"] is not p["a"]
-    c["a"][0] = 5.0
-    assert p["a"][0] == 1.0
+# ---------------------------------------------------------------------------- the mask
+def test_mask_checks_in_train_and_evaluate():
+    r = _run(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, mask=[False, True])
+    assert r.config["mask"] == [False, True]
+    assert r.config["mask"][0] is False             # stored as bools, not 0/1
+    assert _run(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2).config["mask"] is None
+    cell, p, x, y = _xy_every()                      # T = 2
+    with pytest.raises(ValueError, match=r"\bmask\b.*shape"):
+        evaluate(cell, p, x, y, mask=np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"\bmask\b.*shape"):
+        evaluate(cell, p, x, y, mask=[True, True, True])
+    with pytest.raises(ValueError, match=r"\bmask\b.*'every'"):
+        evaluate(LinCell(readout="last"), p, x, y[-1], mask=[True, True])
+    with pytest.raises(ValueError, match=r"\bmask\b.*no time step"):
+        evaluate(cell, p, x, y, mask=[False, False])
 
 
-# ----------------------------------------------------------------------------------------------
-# _check_mask
-# ----------------------------------------------------------------------------------------------
-
-
-def test_check_mask():
-    assert ltrain._check_mask(None, 3, "last") is None
-    m = ltrain._check_mask([False, True, True], 3, "every")
-    assert m.dtype == np.bool_ and m.tolist() == [False, True, True]
-    with pytest.raises(ValueError, match=_exact(
-            "mask must be a boolean array of shape (T,) = (3,), got int64 (3,)")):
-        ltrain._check_mask(np.array([0, 1, 1]), 3, "every")
-    with pytest.raises(ValueError, match=_exact(
-            "mask must be a boolean array of shape (T,) = (3,), got bool (2,)")):
-        ltrain._check_mask([True, True], 3, "every")
-    with pytest.raises(ValueError, match=_exact(
-            "mask applies to readout 'every' only (readout 'last' counts the last step)")):
-        ltrain._check_mask([True, True, True], 3, "last")
-    with pytest.raises(ValueError, match="^mask selects no time step$"):
-        ltrain._check_mask([False, False, False], 3, "every")
-
-
-# ----------------------------------------------------------------------------------------------
-# _cell_config
-# ----------------------------------------------------------------------------------------------
-
-
+# ---------------------------------------------------------------------------- the cell's record
 def test_cell_config():
-    class WithMethod:
+    def cfg(cell, D=1):
+        return _run(cell, data=_ones(2, 2, D=D, val=[0.0]), epochs=1, batch_size=2).config["cell"]
+
+    class WithMethod(LinCell):
         def config(self):
             return {"kind": "x", "sizes": (1, 2), "dt": np.dtype("float32")}
 
-    assert ltrain._cell_config(WithMethod()) == {"kind": "x", "sizes": [1, 2], "dt": "float32"}
+    assert cfg(WithMethod()) == {"kind": "x", "sizes": [1, 2], "dt": "float32"}
 
-    class WithDict:
+    class WithDict(LinCell):
         config = {"a": np.int64(3)}
 
-    assert ltrain._cell_config(WithDict()) == {"a": 3}
+    assert cfg(WithDict()) == {"a": 3}
 
-    class NeedsArgs:          # config(x) cannot be called bare: fall back to the attributes
+    class NeedsArgs(LinCell):   # config(x) cannot be called bare: fall back to the attributes
         name = "na"
 
         def config(self, x):
             return {"never": x}
 
-    assert ltrain._cell_config(NeedsArgs()) == {"class": "NeedsArgs", "name": "na"}
+    assert cfg(NeedsArgs()) == {"class": "NeedsArgs", "name": "na", "n_in": 1, "n_out": 1, "readout": "every"}
 
-    class BadDict:            # a config that is not JSON-ready: fall back
+    class BadDict(LinCell):     # a config that is not JSON-ready: fall back
         config = {"f": object()}
-        n_in = 2
 
-    assert ltrain._cell_config(BadDict()) == {"class": "BadDict", "n_in": 2}
+    assert cfg(BadDict(n_in=2), D=2) == {"class": "BadDict", "name": "lin", "n_in": 2, "n_out": 1,
+                                         "readout": "every"}
 
-    class Attrs:
-        name, n_in, n_hidden, n_out, readout = "c", 3, 4, 1, "last"
-        layernorm, bias, convention, s = True, False, "author", 0.5
+    class Attrs(LinCell):
+        name = "c"
+        n_hidden, layernorm, bias, convention, s = 4, True, False, "author", 0.5
         extra = "not listed"
-        dtype = np.float32
 
-    assert ltrain._cell_config(Attrs()) == {
+    assert cfg(Attrs(n_in=3, readout="last", dtype=np.float32), D=3) == {
         "class": "Attrs", "name": "c", "n_in": 3, "n_hidden": 4, "n_out": 1, "readout": "last",
         "layernorm": True, "bias": False, "convention": "author", "s": 0.5, "dtype": "float32"}
 
-    class Odd:
-        n_in = (1, 2)         # not a scalar: left out
-        name = None
+    class Odd(LinCell):
+        name = None             # not a str: left out
+        s = (1, 2)              # not a scalar: left out
+
+    assert cfg(Odd()) == {"class": "Odd", "n_in": 1, "n_out": 1, "readout": "every"}
+    # private: a dtype numpy cannot read never gets through train (it casts the data to it first)
+
+    class BadDtype:
         dtype = "no-such-dtype"
 
-    assert ltrain._cell_config(Odd()) == {"class": "Odd"}
+    assert ltrain._cell_config(BadDtype()) == {"class": "BadDtype"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -552,15 +550,15 @@ def test_evaluate_constant_targets_and_float32_predictions():
 
 def test_evaluate_errors():
     cell, p, x, y = _xy_every()
-    with pytest.raises(ValueError, match=r"^a \(B, n_out\) target needs readout 'last'$"):
+    with pytest.raises(ValueError, match=r"target needs readout 'last'"):
         evaluate(cell, p, x, y[-1])
-    with pytest.raises(ValueError, match=r"^evaluate needs at least one sequence$"):
+    with pytest.raises(ValueError, match=r"at least one sequence"):
         evaluate(cell, p, x[:, :0], y[:, :0])
-    with pytest.raises(ValueError, match=r"^val batch size must be >= 1, got 0$"):
+    with pytest.raises(ValueError, match=r"\bval batch size\b"):
         evaluate(cell, p, x, y, batch_size=0)
-    with pytest.raises(ValueError, match=r"shape \(T,\) = \(2,\)"):
+    with pytest.raises(ValueError, match=r"\bmask\b.*shape"):
         evaluate(cell, p, x, y, mask=np.array([True]))
-    with pytest.raises(ValueError, match="mask applies to readout 'every' only"):
+    with pytest.raises(ValueError, match=r"\bmask\b.*'every'"):
         evaluate(LinCell(readout="last"), p, x, y, mask=np.array([True, True]))
 
 
@@ -629,61 +627,76 @@ def test_evaluate_defaults_numpy_backend_in_chunks_of_256():
 
 
 # ----------------------------------------------------------------------------------------------
-# _resolve_data
+# train: the data and the optimizer it is given
 # ----------------------------------------------------------------------------------------------
 
 
 # ---------------------------------------------------------------------------- data and optimizer
-def test_resolve_data_from_arrays():
+def test_data_from_arrays():
+    # x = 1, y = 0, SGD lr = 1/8 from w = 1, b = 0: one step gives w = 3/4, b = −1/4
     cell = LinCell(readout="last")
     x, y = np.ones((2, 3, 1)), np.zeros((2, 3, 1))
-    ds = ltrain._resolve_data(cell, (x, y))
-    assert isinstance(ds, tasks.Dataset) and ds.n_train == 3 and ds.n_val == 0 and ds.readout == "last"
-    assert np.all(ds.x_train == 1.0) and np.all(ds.y_train == 0.0)
-    ds4 = ltrain._resolve_data(cell, [x, y, 2 * x[:, :2], 3 + y[:, :2]])
-    assert ds4.n_val == 2 and ds4.readout == "last"
-    assert np.all(ds4.x_train == 1.0) and np.all(ds4.y_train == 0.0)
-    assert np.all(ds4.x_val == 2.0) and np.all(ds4.y_val == 3.0)
-    assert ltrain._resolve_data(object(), (x, y)).readout == "every"
-    assert ltrain._resolve_data(object(), (x, y, x, y)).readout == "every"
-    task = OnesTask()
-    assert ltrain._resolve_data(cell, task) is task and ltrain._resolve_data(cell, ds) is ds
-    with pytest.raises(TypeError, match=_exact(
-            "data_or_task must be a lwsim.tasks.Task (mode B), a lwsim.tasks.Dataset, or a tuple "
-            "(x_train, y_train[, x_val, y_val]); got tuple")):
-        ltrain._resolve_data(cell, (x, y, x))
+    r = _run(cell, data=(x, y), epochs=1, batch_size=3, validate=False)
+    d = r.config["data"]
+    assert (d["n_train"], d["n_val"], d["readout"]) == (3, 0, "last") and r.n_steps == 1
+    np.testing.assert_array_equal(r.params["W"], [[0.75]])
+    np.testing.assert_array_equal(r.params["b"], [-0.25])
+    # four arrays: the last two are the validation split; at x = 2 the prediction is 1.25 after the step
+    r4 = _run(cell, data=[x, y, 2 * x[:, :2], 3 + y[:, :2]], epochs=1, batch_size=3)
+    d4 = r4.config["data"]
+    assert (d4["n_train"], d4["n_val"], d4["readout"]) == (3, 2, "last")
+    assert r4.curves["val_mse"] == [1.0, 1.75 ** 2]          # before: prediction 2, target 3
+    assert _run(data=(x, y), epochs=1, batch_size=3, validate=False).config["data"]["readout"] == "every"
+    assert _run(data=(x, y, x, y), epochs=1, batch_size=3).config["data"]["readout"] == "every"
+
+    class Bare:                                       # no readout attribute: arrays read every step
+        def __init__(self):
+            self.inner = LinCell()
+
+        def forward(self, params, x, backend="numpy"):
+            return self.inner.forward(params, x)
+
+        def loss_and_grad(self, params, x, y, backend="numpy", mask=None):
+            return self.inner.loss_and_grad(params, x, y, mask=mask)
+
+    for data, validate in (((x, y), False), ((x, y, x, y), True)):
+        r = train(Bare(), LinCell().params(), data, optimizer="sgd", optimizer_kwargs={"lr": 0.125}, epochs=1,
+                  batch_size=3, validate=validate, progress=False)
+        assert r.config["data"]["readout"] == "every"
+    with pytest.raises(TypeError, match=r"\bdata_or_task\b.*\bgot tuple\b"):
+        _run(cell, data=(x, y, x), epochs=1, batch_size=3)
 
 
-# ----------------------------------------------------------------------------------------------
-# _make_optimizer
-# ----------------------------------------------------------------------------------------------
-
-
-def test_make_optimizer_forms_and_errors():
-    p = {"w": np.ones(1)}
-    opt = ltrain._make_optimizer({"name": "sgd", "lr": 0.5, "momentum": 0.9}, p, {"lr": 0.25}, None)
-    assert opt.name == "sgd" and opt.hyper["lr"] == 0.25 and opt.hyper["momentum"] == 0.9  # kwargs win
-    assert opt.params is p
+def test_optimizer_forms_and_errors():
+    cell = LinCell()
+    r = _run(cell, optimizer={"name": "sgd", "lr": 0.5, "momentum": 0.9}, optimizer_kwargs={"lr": 0.25},
+             epochs=1, batch_size=2)
+    o = r.optimizer
+    assert o.name == "sgd" and o.hyper["lr"] == 0.25 and o.hyper["momentum"] == 0.9   # kwargs win
+    assert o.params is r.params
     spec = {"name": "adam", "lr": 0.5}
-    ltrain._make_optimizer(spec, p, None, None)
+    assert _run(cell, optimizer=spec, optimizer_kwargs=None, epochs=1, batch_size=2).optimizer.hyper["lr"] == 0.5
     assert spec == {"name": "adam", "lr": 0.5}        # the caller's dict is not consumed
+    p = cell.params()
     inst = optim.make("sgd", p, lr=0.1)
-    assert ltrain._make_optimizer(inst, p, None, None) is inst
-    assert ltrain._make_optimizer(inst, p, {}, None) is inst
-    sd = optim.make("adam", {"w": np.ones(1)}, lr=0.3).state_dict()
+    assert train(cell, p, _ones(2, 2, val=[0.0]), optimizer=inst, epochs=1, batch_size=2,
+                 progress=False).optimizer is inst
+    assert train(cell, p, _ones(2, 2, val=[0.0]), optimizer=inst, optimizer_kwargs={}, epochs=1, batch_size=2,
+                 progress=False).optimizer is inst
+    sd = optim.make("adam", cell.params(), lr=0.3).state_dict()
     sd["step"] = 7
-    resumed = ltrain._make_optimizer("adam", p, None, sd)
-    assert resumed.step_count == 7 and resumed.hyper["lr"] == 0.3
-    with pytest.raises(ValueError, match=r"^optimizer_kwargs cannot be combined with an optimizer instance$"):
-        ltrain._make_optimizer(inst, p, {"lr": 1.0}, None)
-    with pytest.raises(ValueError, match=_exact(
-            "an optimizer instance must have been built over the `params` dict passed to "
-            "train (it is then trained in place); or pass the optimizer by name")):
-        ltrain._make_optimizer(inst, {"w": np.ones(1)}, None, None)
-    with pytest.raises(ValueError, match=r"^an optimizer dict needs a 'name' key$"):
-        ltrain._make_optimizer({"lr": 1.0}, p, None, None)
-    with pytest.raises(TypeError, match=r"^optimizer must be a name, a dict with 'name', or an Optimizer; got 3$"):
-        ltrain._make_optimizer(3, p, None, None)
+    resumed = _run(cell, optimizer="adam", optimizer_kwargs=None, optimizer_state=sd, epochs=1, batch_size=2)
+    assert resumed.opt_state["step"] == 8 and resumed.optimizer.hyper["lr"] == 0.3
+    with pytest.raises(ValueError, match=r"\boptimizer_kwargs\b"):
+        train(cell, p, _ones(2, 2, val=[0.0]), optimizer=inst, optimizer_kwargs={"lr": 1.0}, epochs=1,
+              batch_size=2, progress=False)
+    with pytest.raises(ValueError, match=r"\bparams\b"):
+        train(cell, cell.params(), _ones(2, 2, val=[0.0]), optimizer=inst, epochs=1, batch_size=2,
+              progress=False)
+    with pytest.raises(ValueError, match=r"\boptimizer\b.*'name'"):
+        _run(cell, optimizer={"lr": 1.0}, epochs=1, batch_size=2)
+    with pytest.raises(TypeError, match=r"\boptimizer\b"):
+        _run(cell, optimizer=3, epochs=1, batch_size=2)
 
 
 # ---------------------------------------------------------------------------- a run by hand
@@ -938,14 +951,14 @@ def test_errors():
     cell = FIRCell(3)
     p = cell.init_params()
     kw = dict(progress=False)
-    with pytest.raises(ValueError, match="batch_size 64 > number of training sequences 16"):
+    with pytest.raises(ValueError, match=r"\bbatch_size\b.*training sequences"):
         train(cell, p, ds, epochs=1, **kw)
     kw["batch_size"] = 8
-    with pytest.raises(ValueError, match="unknown optimizer 'adamm'"):
+    with pytest.raises(ValueError, match=r"\bunknown optimizer\b"):
         train(cell, p, ds, optimizer="adamm", epochs=1, **kw)
-    with pytest.raises(ValueError, match="lr must be > 0"):
+    with pytest.raises(ValueError, match=r"\blr\b"):
         train(cell, p, ds, optimizer="sgd", optimizer_kwargs={"lr": 0.0}, epochs=1, **kw)
-    with pytest.raises(ValueError, match="batch_size 32 > number of training sequences 16"):
+    with pytest.raises(ValueError, match=r"\bbatch_size\b.*training sequences"):
         train(cell, p, ds, epochs=1, **dict(kw, batch_size=32))
     with pytest.raises(ValueError, match="exactly one of epochs"):
         train(cell, p, ds, epochs=1, steps=3, **kw)
@@ -953,19 +966,19 @@ def test_errors():
         train(cell, p, ds, **kw)
     with pytest.raises(ValueError, match="task.dataset"):
         train(cell, p, task, epochs=1, **kw)
-    with pytest.raises(ValueError, match="checkpoint step 99 > total"):
+    with pytest.raises(ValueError, match=r"\bcheckpoint step\b.*> total"):
         train(cell, p, ds, epochs=1, checkpoints=(99,), **kw)
     with pytest.raises(ValueError, match="no validation split"):
         train(cell, p, task.dataset(16), epochs=1, **kw)
-    with pytest.raises(ValueError, match="best_checkpoint=True needs validate"):
+    with pytest.raises(ValueError, match=r"\bbest_checkpoint\b"):
         train(cell, p, ds, epochs=1, validate=False, best_checkpoint=True, **kw)
     with pytest.raises(ValueError, match="readout='last'"):
         train(cell, p, tasks.make("adding", T=10, D=3), steps=2, **kw)
-    with pytest.raises(ValueError, match="n_in=3"):
+    with pytest.raises(ValueError, match=r"\bn_in\b"):
         train(cell, p, tasks.make("adding", T=10, D=2), steps=2, **kw)
-    with pytest.raises(TypeError, match="data_or_task"):
+    with pytest.raises(TypeError, match=r"\bdata_or_task\b.*\bgot str\b"):
         train(cell, p, "multilag", steps=2, **kw)
-    with pytest.raises(ValueError, match="clip"):
+    with pytest.raises(ValueError, match=r"\bclip\b"):
         train(cell, p, ds, epochs=1, clip=0.0, **kw)
 
     class Exploding(FIRCell):
@@ -1054,45 +1067,43 @@ def test_progress_bar_text(capsys):
 
 
 @pytest.mark.parametrize("call,exc,msg", [
-    (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, seed=-1), ValueError, r"^seed must be >= 0, got -1$"),
-    (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=0), ValueError, r"^batch_size must be >= 1, got 0$"),
+    (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, seed=-1), ValueError, r"\bseed\b"),
+    (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=0), ValueError, r"\bbatch_size\b.*>= 1"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, val_batch_size=0), ValueError,
-     r"^val_batch_size must be >= 1, got 0$"),
-    (_err(data=_ones(2, 2, val=[0.0]), epochs=0, batch_size=2), ValueError, r"^epochs must be >= 1, got 0$"),
-    (_err(data=_ones(2, 2, val=[0.0]), steps=0, batch_size=2), ValueError, r"^steps must be >= 1, got 0$"),
+     r"\bval_batch_size\b"),
+    (_err(data=_ones(2, 2, val=[0.0]), epochs=0, batch_size=2), ValueError, r"\bepochs\b.*>= 1"),
+    (_err(data=_ones(2, 2, val=[0.0]), steps=0, batch_size=2), ValueError, r"\bsteps\b.*>= 1"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, val_every=0), ValueError,
-     r"^val_every must be >= 1, got 0$"),
+     r"\bval_every\b"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, checkpoints=(-1,)), ValueError,
-     r"^checkpoint step must be >= 0, got -1$"),
+     r"\bcheckpoint step\b.*>= 0"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, checkpoints=(2,)), ValueError,
-     r"^checkpoint step 2 > total number of steps 1$"),
+     r"\bcheckpoint step\b.*> total"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, clip=-1), ValueError,
-     r"^clip must be > 0 or None, got -1.0$"),
+     r"\bclip\b"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, clip=0), ValueError,
-     r"^clip must be > 0 or None, got 0.0$"),
+     r"\bclip\b"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=3), ValueError,
-     r"^batch_size 3 > number of training sequences 2$"),
-    (_err(data=OnesTask(), steps=1, batch_size=1, n_val=0), ValueError, r"^n_val must be >= 1, got 0$"),
+     r"\bbatch_size\b.*training sequences"),
+    (_err(data=OnesTask(), steps=1, batch_size=1, n_val=0), ValueError, r"\bn_val\b"),
     (_err(data=OnesTask(), epochs=1, batch_size=1), ValueError,
-     r"^epochs= needs a fixed training set: pass task.dataset\(n_train, n_val, ...\) or use steps= for fresh batches$"),
+     r"\bepochs=.*fixed training set"),
     (_err(data=OnesTask(), batch_size=1), ValueError,
-     r"^give exactly one of epochs= \(fixed training set, mode A\) or steps= \(mode B\)$"),
+     r"exactly one of epochs"),
     (_err(data=_ones(2, 2), epochs=1, batch_size=2), ValueError,
-     r"^validate=True but the dataset has no validation split \(n_val = 0\); "
-     r"pass validate=False or build it with n_val > 0$"),
+     r"\bvalidate\b.*no validation split"),
     (_err(data=_ones(2, 2), epochs=1, batch_size=2, validate=False, best_checkpoint=True), ValueError,
-     r"^best_checkpoint=True needs validate=True$"),
+     r"\bbest_checkpoint\b"),
     (_err(data=tasks.Dataset(np.ones((2, 0, 1)), np.zeros((2, 0, 1))), epochs=1, batch_size=1, validate=False),
-     ValueError, r"^the dataset has no training sequences \(n_train = 0\)$"),
+     ValueError, r"\bn_train = 0\b"),
     (_err(data=_ones(2, 2, D=2, val=[0.0]), epochs=1, batch_size=2), ValueError,
-     r"^data has D=2 input channels but the cell has n_in=1$"),
+     r"\bn_in\b"),
     (_err(data=OnesTask(name="adding"), steps=1, batch_size=1), ValueError,
-     r"^the task's targets live at the last step only \(fill='zero'\): use a cell with readout='last', "
-     r"or make the task with fill='running'$"),
+     r"last step only"),
     (_err(data=tasks.Dataset(np.ones((2, 2, 1)), np.zeros((2, 2, 1)), readout="last"), epochs=1, batch_size=2,
-          validate=False), ValueError, r"^the task's targets live at the last step only"),
+          validate=False), ValueError, r"last step only"),
     (_err(data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, mask=np.array([False, False])), ValueError,
-     r"^mask selects no time step$"),
+     r"\bmask\b.*no time step"),
 ])
 def test_train_errors(call, exc, msg):
     with pytest.raises(exc, match=msg):
@@ -1117,14 +1128,14 @@ def test_train_cell_and_loss_errors():
         def forward(self, params, x, backend="numpy"):
             return None
 
-    with pytest.raises(TypeError, match=r"^cell must provide loss_and_grad\(\.\.\.\); got NoGrad$"):
+    with pytest.raises(TypeError, match=r"\bcell\b.*\bloss_and_grad\b"):
         train(NoGrad(), {}, _ones(2, 2, val=[0.0]), epochs=1, batch_size=2)
 
     class NoFwd:
         def loss_and_grad(self, *a, **k):
             return None
 
-    with pytest.raises(TypeError, match=r"^cell must provide forward\(\.\.\.\); got NoFwd$"):
+    with pytest.raises(TypeError, match=r"\bcell\b.*\bforward\b"):
         train(NoFwd(), {}, _ones(2, 2, val=[0.0]), epochs=1, batch_size=2)
 
     class Blows(LinCell):
@@ -1132,7 +1143,7 @@ def test_train_cell_and_loss_errors():
             loss, g = super().loss_and_grad(params, x, y, backend, mask)
             return (math.inf if len(self.calls) == 2 else loss), g
 
-    with pytest.raises(FloatingPointError, match=r"^training loss is inf at step 2$"):
+    with pytest.raises(FloatingPointError, match=r"\btraining loss\b.*\bstep 2\b"):
         _run(Blows(), data=_ones(2, 2, val=[0.0]), epochs=3, batch_size=2)
 
 
@@ -1185,7 +1196,7 @@ def test_train_defaults(monkeypatch):
 
 
 def test_train_follows_the_cells_readout():
-    with pytest.raises(ValueError, match="mask applies to readout 'every' only"):
+    with pytest.raises(ValueError, match=r"\bmask\b.*'every'"):
         _run(LinCell(readout="last"), data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2,
              mask=np.array([True, True]))
     # a last-step cell on zero-filled last-step targets is fine (only every-step cells need fill='running')
@@ -1260,14 +1271,13 @@ def test_non_finite_gradient_is_named():
             return loss, g
 
     for clip in (None, 1.0):
-        with pytest.raises(optim.NonFiniteGradientError, match="^" + re.escape(
-                "grad 'W' holds non-finite values (NaN/inf) at optimizer step 1; lower the lr")):
+        with pytest.raises(optim.NonFiniteGradientError, match=r"'W'.*non-finite.*\bstep 1\b"):
             _run(NanGrad(), data=_ones(2, 2, val=[0.0]), epochs=1, batch_size=2, clip=clip)
 
 
 def test_config_that_is_not_json_ready_is_named():
     ds = tasks.Dataset(np.ones((2, 2, 1)), np.zeros((2, 2, 1)), info={"x": object()})
-    with pytest.raises(TypeError, match=r"^train config\.data\.x: value of type object is not JSON-serialisable$"):
+    with pytest.raises(TypeError, match=r"\btrain config\.data\.x\b"):
         _run(data=ds, epochs=1, batch_size=2, validate=False)
 
 
@@ -1352,7 +1362,7 @@ def test_save_load_round_trip(tmp_path):
         load_run(tmp_path / "runs" / "r1")
     with pytest.raises(FileNotFoundError):
         load_run(tmp_path / "nothing")
-    with pytest.raises(TypeError, match="config.bad"):
+    with pytest.raises(TypeError, match=r"\bconfig\.bad\b"):
         save_run(tmp_path / "r3", res2, {"bad": object()})
     assert not (tmp_path / "r3.npz").exists()
 
@@ -1431,7 +1441,7 @@ def test_load_run_without_buffers_nan_curves_and_no_validation(tmp_path):
 
 def test_save_run_refuses_a_non_json_config_before_writing(tmp_path):
     res = _small_run()
-    with pytest.raises(TypeError, match=r"^run\.config\.bad: value of type object is not JSON-serialisable$"):
+    with pytest.raises(TypeError, match=r"\brun\.config\.bad\b"):
         save_run(tmp_path / "r3", res, {"bad": object()})
     assert list(tmp_path.iterdir()) == []
 
@@ -1525,18 +1535,17 @@ def test_gradients_of_the_cell_are_not_modified_by_clipping():
 
 
 def test_load_run_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match=_exact(f"no run at {tmp_path / 'none'} (missing none.json)")):
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "none")) + r".*\bnone\.json\b"):
         load_run(tmp_path / "none.npz")
     (tmp_path / "x.json").write_text(json.dumps({"format": "other/1"}))
-    with pytest.raises(ValueError, match=_exact(f"{tmp_path / 'x.json'} is not an lwsim run (format 'other/1')")):
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "x.json")) + r".*not an lwsim run.*'other/1'"):
         load_run(tmp_path / "x")
     (tmp_path / "y.json").write_text("{}")
-    with pytest.raises(ValueError, match=re.escape("is not an lwsim run (format None)") + "$"):
+    with pytest.raises(ValueError, match=r"not an lwsim run.*\bNone\b"):
         load_run(tmp_path / "y")
     res = _small_run()
     npz, js = save_run(tmp_path / "z", res)
     data = npz.read_bytes()
     npz.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    with pytest.raises(ValueError, match=_exact(
-            f"{npz} does not match {js} (checksum differs; interrupted save?)")):
+    with pytest.raises(ValueError, match=r"\bdoes not match\b"):
         load_run(tmp_path / "z")

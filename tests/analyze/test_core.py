@@ -273,22 +273,42 @@ def test_resolve_rates():
 
 
 # ----------------------------------------------------------------------------------------------
-# _check_n_grid
+# analyze: the n_grid check
 # ----------------------------------------------------------------------------------------------
 
 
-def test_check_n_grid():
-    assert core._check_n_grid(None) is None
-    assert core._check_n_grid(5) == [5] and core._check_n_grid(np.int64(7)) == [7]
-    assert core._check_n_grid([3, 4]) == [3, 4]
-    with pytest.raises(TypeError, match=r"^n_grid must be a real numeric array, got dtype bool$"):
-        core._check_n_grid(True)
-    with pytest.raises(ValueError, match=r"^n_grid must be > 0 everywhere"):
-        core._check_n_grid([0])
-    with pytest.raises(ValueError, match=r"^n_grid needs at least 1 values"):
-        core._check_n_grid([])
-    with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional"):
-        core._check_n_grid([[1]])
+def _n_grid_handed_on(monkeypatch, n_grid):
+    """The budgets analyze hands the detection (which stops there)."""
+    seen = []
+
+    def stop(ms, lags, n_grid, *a, **k):
+        seen.append(n_grid)
+        raise _Stop
+    monkeypatch.setattr(core.window, "detect", stop)
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    with pytest.raises(_Stop), warnings.catch_warnings():
+        warnings.simplefilter("ignore")                     # 20 sequences: the reliability warning
+        core.analyze(cell, params, x, y, n_grid=n_grid, backend="numpy", progress=False, exact=False)
+    return seen[0]
+
+
+def test_check_n_grid(monkeypatch):
+    assert _n_grid_handed_on(monkeypatch, None) == [20]           # the default: up to the 20 sequences
+    assert _n_grid_handed_on(monkeypatch, 5) == [5]
+    got = _n_grid_handed_on(monkeypatch, np.int64(7))
+    assert got == [7] and type(got[0]) is int
+    assert _n_grid_handed_on(monkeypatch, [3, 4]) == [3, 4]
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    with pytest.raises(TypeError, match=r"\bn_grid\b"):
+        analyze(cell, params, x, y, n_grid=True)
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*> 0"):
+        analyze(cell, params, x, y, n_grid=[0])
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*at least 1"):
+        analyze(cell, params, x, y, n_grid=[])
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*1-dimensional"):
+        analyze(cell, params, x, y, n_grid=[[1]])
 
 
 def test_analyze_defaults_settings_notes_and_warnings(spies):
@@ -548,34 +568,52 @@ def test_analyze_smallest_accepted_T_and_conventions_spelled_out():
 
 
 # ----------------------------------------------------------------------------------------------
-# _first_lags
+# analyze: the lag grid trimmed to the lags with signal
 # ----------------------------------------------------------------------------------------------
 
 
-def test_first_lags_slices_every_per_lag_field():
-    """_first_lags on hand-made results: per-lag rows cut, per-neuron and scalar fields kept."""
-    n, K, Bs, Hn = 4, 2, 3, 2
+def _trimmed(monkeypatch, env, ms, **kw):
+    """analyze's report when the one-pass diagnostics return ``env``, ``ms`` (hand-made, B = 20)."""
+    monkeypatch.setattr(dg, "envelope_and_matched", lambda *a, **k: (env, ms))
+    cell, params = _gru()
+    x, y = _data(cell, 6, 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analyze(cell, params, x, y, lags=[1, 2, 3, 4], backend="numpy", progress=False, exact=False,
+                       nulls=("lag",), **kw)
+
+
+def test_first_lags_slices_every_per_lag_field(monkeypatch):
+    """analyze trims hand-made results to the lags with signal (f = 0 beyond lag 2): per-lag rows cut,
+    per-neuron and scalar fields kept."""
+    n, K, Bs, Hn = 4, 2, 20, 2
     lag_rows = np.arange(n, dtype=float)
-    env = dg.Envelope(lags=np.arange(1, n + 1), f=lag_rows, f_gates=lag_rows + 10, ratio=lag_rows + 20,
-                      m=np.arange(n * Hn, dtype=float).reshape(n, Hn), count=np.arange(n), lam_mean=lag_rows + 30,
-                      lam_std=lag_rows + 40, lam_neuron=np.array([7.0, 8.0]), eta=0.5, order=1, form="rayleigh",
-                      conventions="author", log_mass=lag_rows + 50)
-    per_dir = np.arange(K * n * Bs, dtype=float).reshape(K, n, Bs)
+    f = np.array([1.0, 2.0, 0.0, 0.0])
+    env = dg.Envelope(lags=np.arange(1, n + 1), f=f, f_gates=lag_rows + 10, ratio=lag_rows + 20,
+                      m=np.arange(n * Hn, dtype=float).reshape(n, Hn) + 1, count=np.arange(n),
+                      lam_mean=lag_rows + 30, lam_std=lag_rows + 40, lam_neuron=np.array([7.0, 8.0]), eta=0.5,
+                      order=1, form="rayleigh", conventions="author", log_mass=lag_rows + 50)
+    per_dir = np.random.default_rng(0).standard_normal((K, n, Bs))
     ms = dg.MatchedStatistic(lags=np.arange(1, n + 1), samples=per_dir.mean(axis=0), per_direction=per_dir,
                              signs=np.ones((K, n)), count=np.ones((n, Bs)), order=1, form="rayleigh")
-    e2, m2 = core._first_lags(env, ms, 2)
-    assert e2.lags.tolist() == [1, 2] and e2.f.tolist() == [0, 1] and e2.f_gates.tolist() == [10, 11]
+    rep = _trimmed(monkeypatch, env, ms)
+    e2, m2 = rep.envelope, rep.matched
+    assert rep.lags.tolist() == [1, 2] and e2.lags.tolist() == [1, 2]
+    assert e2.f.tolist() == [1, 2] and e2.f_gates.tolist() == [10, 11]
     assert e2.ratio.tolist() == [20, 21] and e2.lam_mean.tolist() == [30, 31] and e2.lam_std.tolist() == [40, 41]
-    assert e2.m.tolist() == [[0, 1], [2, 3]] and e2.count.tolist() == [0, 1] and e2.log_mass.tolist() == [50, 51]
+    assert e2.m.tolist() == [[1, 2], [3, 4]] and e2.count.tolist() == [0, 1] and e2.log_mass.tolist() == [50, 51]
     assert e2.lam_neuron.tolist() == [7, 8] and e2.eta == 0.5 and e2.conventions == "author"
-    assert m2.lags.tolist() == [1, 2] and m2.samples.shape == (2, Bs) and m2.count.shape == (2, Bs)
+    assert m2.lags.tolist() == [1, 2] and m2.count.shape == (2, Bs)
+    np.testing.assert_array_equal(m2.samples, per_dir.mean(axis=0)[:2])
     np.testing.assert_array_equal(m2.per_direction, per_dir[:, :2])
     assert m2.signs.shape == (K, 2)
     # the instantaneous statistic's samples are a list of per-lag arrays
-    inst = dg.MatchedStatistic(lags=np.arange(1, n + 1), samples=[np.full(i + 1, i) for i in range(n)],
+    inst = dg.MatchedStatistic(lags=np.arange(1, n + 1), samples=[np.arange(20.0 + i) for i in range(n)],
                                per_direction=None, signs=None, count=np.ones((n, Bs)), order=1, form="rayleigh")
-    _, i2 = core._first_lags(env, inst, 3)
-    assert [a.tolist() for a in i2.samples] == [[0], [1, 1], [2, 2, 2]] and i2.per_direction is None
+    env3 = dataclasses.replace(env, f=np.array([1.0, 2.0, 3.0, 0.0]))
+    i2 = _trimmed(monkeypatch, env3, inst, statistic="instantaneous").matched
+    assert [a.tolist() for a in i2.samples] == [list(np.arange(20.0 + i)) for i in range(3)]
+    assert i2.per_direction is None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -589,6 +627,7 @@ def test_envelope_and_matched_default_has_no_whole_update():
     x, y = _data(cell, 6, 20)
     cho = lwsim.make_cell("gru", 1, 2)
     for conv, c, p in (("lwsim", cell, params), ("author", cho, cho.init_params(seed=0, scheme="torch"))):
+        # private: analyze always passes full_noise; the default is the helper's own
         env, ms = core._envelope_and_matched(c, p, x, y, 1.0, np.array([1, 2]), K=1, seed=0,
                                              statistic="sequence", conventions=conv, backend="numpy",
                                              progress=False)
@@ -713,7 +752,7 @@ def test_lag_grid_trimmed_to_signal():
 def test_too_few_sequences(lstm):
     cell, params = lstm
     rng = np.random.default_rng(1)
-    with pytest.raises(ValueError, match=r"x has 10 sequences; the tail fit needs at least 20"):
+    with pytest.raises(ValueError, match=r"\bx\b.*sequences.*at least 20"):
         analyze(cell, params, rng.standard_normal((T_analyze_errors, 10, D)), np.zeros((T_analyze_errors, 10, NOUT)), progress=False)
 
 

@@ -382,13 +382,18 @@ def test_analyze_loader_keeps_every_option_torch_layout(monkeypatch, tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# _header_entry
+# read_header: the safetensors header's entries
 # ----------------------------------------------------------------------------------------------
 
 
 def test_header_entry_accepts_zero_and_equal_offsets(tmp_path):
-    assert ld._header_entry("p", "w", {"dtype": "F64", "shape": [0, 3], "data_offsets": [5, 5]}) == ((0, 3), (5, 5))
-    assert ld._header_entry("p", "w", {"dtype": "F64", "shape": [], "data_offsets": [0, 8]}) == ((), (0, 8))
+    # a zero-size array at equal offsets [8, 8] and a scalar at offset 0
+    p = _st(tmp_path / "z.safetensors", {"s": {"dtype": "F64", "shape": [], "data_offsets": [0, 8]},
+                                         "w": {"dtype": "F64", "shape": [0, 3], "data_offsets": [8, 8]}},
+            np.float64(2.5).tobytes())
+    assert read_header(p) == ({"s": ((), np.dtype("float64")), "w": ((0, 3), np.dtype("float64"))}, {})
+    got = ld.read_arrays(p)
+    assert got["s"] == 2.5 and got["w"].shape == (0, 3)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -412,9 +417,8 @@ def test_kind(tmp_path):
     np.savez(tmp_path / "a.npz", x=np.zeros(2))
     os.rename(tmp_path / "a.npz", tmp_path / "A.NPZ")                # the extension's case does not matter
     assert ld.read_header(tmp_path / "A.NPZ") == ({"x": ((2,), np.dtype("float64"))}, {})
-    assert ld._kind(str(tmp_path / "A.NPZ")) == "npz"
     _st(tmp_path / "b.SafeTensors", {"x": F64}, b"\0" * 16)
-    assert ld._kind(tmp_path / "b.SafeTensors") == "safetensors"
+    assert read_header(tmp_path / "b.SafeTensors") == ({"x": ((2,), np.dtype("float64"))}, {})
 
 
 # ------------------------------------------------------------------ safetensors headers
@@ -595,7 +599,7 @@ def test_check_keys():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_check_float_layout_and_finite():
+def test_check_float_layout_and_finite(tmp_path):
     specs = {"a": ((1,), np.dtype("int8")), "b": ((1,), np.dtype("float32")), "c": ((1,), np.dtype("bool")),
              "d": ((1,), np.dtype("uint8"))}
     ld.check_float("p", specs, ["b", "missing"])
@@ -607,11 +611,13 @@ def test_check_float_layout_and_finite():
     assert ld.check_layout("torch") == "torch" and ld.check_layout("lwsim") == "lwsim"
     assert _err(ld.check_layout, "Torch") == "layout must be one of 'torch', 'lwsim' (case-sensitive), got 'Torch'"
     assert _err(ld.check_layout, None) == "layout must be one of 'torch', 'lwsim' (case-sensitive), got None"
-    arrays = {"i": np.array([1, 2]), "f": np.array([1.0, 2.0])}
-    assert ld._finite("p", arrays) is arrays
-    assert _err(ld._finite, "p", {"ok": np.zeros(2), "w": np.array([[np.nan, 1.0], [np.inf, -np.inf]])}) == (
-        "p: key 'w' holds 3 NaN/Inf value(s)")
-    assert _err(ld._finite, "p", {"h": np.array([np.nan], np.float16)}) == "p: key 'h' holds 1 NaN/Inf value(s)"
+    np.savez(tmp_path / "ok.npz", x=np.ones((2, 1, 1)), y=np.arange(2.0).reshape(2, 1, 1))
+    x, y = load_data(tmp_path / "ok.npz", 1, 1)
+    assert x.tolist() == [[[1.0]], [[1.0]]] and y.tolist() == [[[0.0]], [[1.0]]]
+    np.savez(tmp_path / "bad.npz", x=np.ones((2, 2, 1)), y=np.array([[np.nan, 1.0], [np.inf, -np.inf]])[:, :, None])
+    assert _err(load_data, tmp_path / "bad.npz", 1, 1) == f"{tmp_path / 'bad.npz'}: key 'y' holds 3 NaN/Inf value(s)"
+    np.savez(tmp_path / "h.npz", x=np.array([np.nan], np.float16).reshape(1, 1, 1), y=np.ones((1, 1, 1)))
+    assert _err(load_data, tmp_path / "h.npz", 1, 1) == f"{tmp_path / 'h.npz'}: key 'x' holds 1 NaN/Inf value(s)"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -810,30 +816,48 @@ def test_rates_from_file_equal_hand_formula(figures_run):
 
 
 # ----------------------------------------------------------------------------------------------
-# _hyper_from_meta
+# load_optimizer: hyper-parameters from the metadata
 # ----------------------------------------------------------------------------------------------
 
 
 # ------------------------------------------------------------------ optimizer state
-def test_hyper_from_meta():
-    meta = {"optimizer": "adam", "step": "3", "format": "pt", "lr": "0.5", "betas": "(0.9, 0.99)",
-            "amsgrad": "True", "centered": " no ", "nesterov": " YES ", "eps": "1e-8", "weight_decay": "0",
-            "momentum": "0.25", "alpha": "0.75", "dampening": "0.125"}
-    got = ld._hyper_from_meta("p", meta)
-    assert got == {"lr": 0.5, "betas": (0.9, 0.99), "amsgrad": True, "centered": False, "nesterov": True,
-                   "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.25, "alpha": 0.75, "dampening": 0.125}
-    assert list(got) == ["lr", "betas", "amsgrad", "centered", "nesterov", "eps", "weight_decay", "momentum",
-                         "alpha", "dampening"]
+def _hyper_loaded(tmp_path, name, meta, bufs=None):
+    """The hyper-parameters of the optimizer load_optimizer builds from an lwsim-layout file whose
+    metadata is ``meta`` (strings, as safetensors stores them)."""
+    r, cell, params = _lw_opt(tmp_path, bufs or {"v": 1.0, "step": np.array([3])},
+                              meta={"optimizer": name, **meta}, name=f"{name}.safetensors")
+    return load_optimizer(r, cell, params, "lwsim").hyper
+
+
+def test_hyper_from_meta(tmp_path):
+    got = _hyper_loaded(tmp_path, "adam", {"step": "3", "format": "pt", "lr": "0.5", "betas": "(0.9, 0.99)",
+                                           "amsgrad": "True", "eps": "1e-8", "weight_decay": "0"},
+                        {"v": 1.0, "v_max": 1.0, "step": np.array([3])})
+    assert got == {"lr": 0.5, "betas": (0.9, 0.99), "amsgrad": True, "eps": 1e-8, "weight_decay": 0.0}
     assert type(got["lr"]) is float and type(got["betas"][0]) is float
-    assert ld._hyper_from_meta("p", {"betas": "[0.8,0.7]", "amsgrad": "1", "centered": "0"}) == {
-        "betas": (0.8, 0.7), "amsgrad": True, "centered": False}
-    assert ld._hyper_from_meta("p", {"betas": "0.5, 0.25 ", "nesterov": "yes"}) == {"betas": (0.5, 0.25),
-                                                                                  "nesterov": True}
-    assert _err(ld._hyper_from_meta, "p", {"lr": "fast"}) == "p: metadata lr='fast' is not a valid lr"
-    assert _err(ld._hyper_from_meta, "p", {"betas": "a,b"}) == "p: metadata betas='a,b' is not a valid betas"
-    # only brackets and blanks are stripped around a pair: a stray letter is refused
-    assert _err(ld._hyper_from_meta, "p", {"betas": "X0.5, 0.25X"}) == (
-        "p: metadata betas='X0.5, 0.25X' is not a valid betas")
+    assert _hyper_loaded(tmp_path, "rmsprop", {"lr": "0.5", "centered": " no ", "momentum": "0.25",
+                                               "alpha": "0.75"}) == {
+        "lr": 0.5, "alpha": 0.75, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.25, "centered": False}
+    assert _hyper_loaded(tmp_path, "sgd", {"lr": "0.5", "nesterov": " YES ", "momentum": "0.25",
+                                           "dampening": "0"}, {"step": np.array([3])}) == {
+        "lr": 0.5, "momentum": 0.25, "dampening": 0.0, "weight_decay": 0.0, "nesterov": True}
+    assert _hyper_loaded(tmp_path, "sgd", {"lr": "0.5", "momentum": "0.25", "dampening": "0.125"},
+                         {"step": np.array([3])})["dampening"] == 0.125
+    got = _hyper_loaded(tmp_path, "adam", {"lr": "1", "betas": "[0.8,0.7]", "amsgrad": "1"},
+                        {"v": 1.0, "v_max": 1.0, "step": np.array([3])})
+    assert (got["betas"], got["amsgrad"]) == ((0.8, 0.7), True)
+    assert _hyper_loaded(tmp_path, "rmsprop", {"lr": "1", "centered": "0"})["centered"] is False
+    got = _hyper_loaded(tmp_path, "adam", {"lr": "1", "betas": "0.5, 0.25 ", "amsgrad": "no"})
+    assert (got["betas"], got["amsgrad"]) == ((0.5, 0.25), False)
+    assert _hyper_loaded(tmp_path, "sgd", {"lr": "1", "nesterov": "yes", "momentum": "0.5"},
+                         {"step": np.array([3])})["nesterov"] is True
+    for meta, bad in (({"lr": "fast"}, "lr='fast' is not a valid lr"), ({"lr": "1", "betas": "a,b"},
+                      "betas='a,b' is not a valid betas"),
+                      # only brackets and blanks are stripped around a pair: a stray letter is refused
+                      ({"lr": "1", "betas": "X0.5, 0.25X"}, "betas='X0.5, 0.25X' is not a valid betas")):
+        with pytest.raises(LoadError) as e:
+            _hyper_loaded(tmp_path, "adam", meta)
+        assert str(e.value) == f"{tmp_path / 'adam.safetensors'}: metadata {bad}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -959,22 +983,29 @@ def test_load_optimizer_refusals(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# _step
+# load_optimizer: the step count
 # ----------------------------------------------------------------------------------------------
 
 
-def test_step():
-    assert ld._step("p", {"step": np.array([5])}, {}, {}) == 5
-    assert ld._step("p", {"a.step": np.array([5.0]), "b.step": np.array(5), "x": np.ones(3)}, {"step": "5"}, {}) == 5
-    assert ld._step("p", {}, {"step": "0"}, {}) == 0 and type(ld._step("p", {}, {"step": "7"}, {})) is int
-    assert _err(ld._step, "p", {"step": np.array([1, 2])}, {}, {}) == "p: step entries must hold one number each"
-    assert _err(ld._step, "p", {}, {"step": "x"}, {}) == "p: metadata step='x' is not a number"
-    assert _err(ld._step, "p", {"a": np.ones(1)}, {}, {}) == (
-        "p: no optimizer step count: add a 'step' array or metadata (Adam's bias correction needs it)")
-    assert _err(ld._step, "p", {"step": np.array([5])}, {"step": "6"}, {}) == (
-        "p: inconsistent or invalid step counts {'step': 5.0, 'metadata step': 6.0}")
-    assert _err(ld._step, "p", {"step": np.array([2.5])}, {}, {}) == "p: inconsistent or invalid step counts {'step': 2.5}"
-    assert _err(ld._step, "p", {"step": np.array([-1])}, {}, {}) == "p: inconsistent or invalid step counts {'step': -1.0}"
+def test_step(tmp_path):
+    def step(bufs, meta=None):
+        r, cell, params = _lw_opt(tmp_path, {"v": 1.0, **bufs}, meta=meta)
+        return load_optimizer(r, cell, params, "lwsim", "adam", {"lr": 0.1}).step_count
+
+    def err(bufs, meta=None):
+        r, cell, params = _lw_opt(tmp_path, {"v": 1.0, **bufs}, meta=meta)
+        return _err(load_optimizer, r, cell, params, "lwsim", "adam", {"lr": 0.1}).removeprefix(f"{r}: ")
+
+    assert step({"step": np.array([5])}) == 5
+    assert step({"W_z.step": np.array([5.0]), "b_z.step": np.array(5)}, {"step": "5"}) == 5
+    assert step({}, {"step": "0"}) == 0 and type(step({}, {"step": "7"})) is int
+    assert err({"step": np.array([1, 2])}) == "step entries must hold one number each"
+    assert err({}, {"step": "x"}) == "metadata step='x' is not a number"
+    assert err({}) == "no optimizer step count: add a 'step' array or metadata (Adam's bias correction needs it)"
+    assert err({"step": np.array([5])}, {"step": "6"}) == (
+        "inconsistent or invalid step counts {'step': 5.0, 'metadata step': 6.0}")
+    assert err({"step": np.array([2.5])}) == "inconsistent or invalid step counts {'step': 2.5}"
+    assert err({"step": np.array([-1])}) == "inconsistent or invalid step counts {'step': -1.0}"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ lwsim.analyze: every bad input gets a clear error naming the file, the key and t
 
 from __future__ import annotations
 
-import argparse
 import json
 import types
 import warnings
@@ -35,10 +34,14 @@ def parse(*extra):
     return cli.parser().parse_args([*REQUIRED, *extra])
 
 
-def opts_of(*extra, cell="gru"):
+def opts_of(stubs, *extra, cell="gru"):
+    """The options run hands make_cell (bias aside: the stub's infer_model says none)."""
     argv = [*REQUIRED, *extra]
     argv[1] = cell
-    return cli._cell_options(cli.parser().parse_args(argv))
+    cli.run(cli.parser().parse_args(argv))
+    kw = dict(stubs["make_cell"][4])
+    assert kw.pop("bias") is False
+    return kw
 
 
 # --- run: what reaches the loaders and analyze, and what it prints --------------------------------
@@ -124,21 +127,21 @@ def files(tmp_path, lstm):
 
 
 # ----------------------------------------------------------------------------------------------
-# _int_list
+# parser: list options
 # ----------------------------------------------------------------------------------------------
 
 
 # --- list options -----------------------------------------------------------------------------
-def test_int_list_and_ints():
-    assert cli._int_list("1, 2,3") == [1, 2, 3]          # spaces dropped
-    assert cli._int_list("1,,2,") == [1, 2]               # empty items skipped
-    assert cli._int_list("7") == [7]
-    assert cli._int_list("1 000,10 000") == [1000, 10000]  # spaces inside a number are dropped too
-    with pytest.raises(ValueError) as e:
-        cli._int_list(" , ")
-    assert e.value.args == (" , ",)                       # the text given
-    assert cli._ints("5") == 5 and type(cli._ints("5")) is int       # one value: a number, not a list
-    assert cli._ints("2,3") == [2, 3]
+def test_int_list_and_ints(capsys):
+    assert parse("--n-grid", "1, 2,3").n_grid == [1, 2, 3]          # spaces dropped
+    assert parse("--n-grid", "1,,2,").n_grid == [1, 2]               # empty items skipped
+    assert parse("--n-grid", "7").n_grid == [7]
+    assert parse("--n-grid", "1 000,10 000").n_grid == [1000, 10000]  # spaces inside a number are dropped too
+    with pytest.raises(SystemExit):
+        parse("--n-grid", " , ")
+    assert "argument --n-grid: invalid _int_list value: ' , '" in capsys.readouterr().err   # the text given
+    assert parse("--lags", "5").lags == 5 and type(parse("--lags", "5").lags) is int   # one value: a number
+    assert parse("--lags", "2,3").lags == [2, 3]
 
 
 # --- the parser ---------------------------------------------------------------------------------
@@ -170,20 +173,21 @@ def test_parser_values():
 
 
 # ----------------------------------------------------------------------------------------------
-# _name_list
+# parser: the nulls
 # ----------------------------------------------------------------------------------------------
 
 
-def test_more_nulls_reach_analyze(stubs):
+def test_more_nulls_reach_analyze(stubs, capsys):
     """--nulls adds the named nulls to lag and full (lag alone for the instantaneous statistic)."""
     cli.run(parse("--nulls", "author, f32"))
     assert stubs["analyze"][4]["nulls"] == ("lag", "full", "author", "f32")
     cli.run(parse("--nulls", "floors", "--statistic", "instantaneous"))
     assert stubs["analyze"][4]["nulls"] == ("lag", "floors")
-    assert cli._name_list("snr,,ecf") == ["snr", "ecf"]
+    assert parse("--nulls", "snr,,ecf").nulls == ["snr", "ecf"]
     for bad in ("loose", " , "):
-        with pytest.raises(argparse.ArgumentTypeError, match="give null names from lag, full, snr"):
-            cli._name_list(bad)
+        with pytest.raises(SystemExit):
+            parse("--nulls", bad)
+        assert f"argument --nulls: {bad!r}: give null names from lag, full, snr" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,95 +229,95 @@ def test_parser_help_texts():
     # lwsim's ArgumentParser drops the docstring's ``code`` marks
     assert p.description == ("python -m lwsim.analyze: the learnability-window report of a trained model "
                              "(docs/analyze.md).")
-    helps = {a.dest: a.help for a in p._actions}
-    assert helps["hidden"] == "hidden size H"
-    assert helps["weights"] == ".safetensors or .npz (never .pt)"
-    assert helps["layout"] == "key names: nn.GRU/nn.LSTM + readout.* (torch) or lwsim's parameter names"
-    assert helps["data"] == ".npz with x (T, B, D) and y (T, B, n_out)"
-    assert helps["batch_first"] == "x, y are (B, T, ·) as in PyTorch"
-    assert helps["out"] == "output folder (report.md, report.json, PNGs)"
-    assert helps["optimizer_state"] == "optimizer buffers, .safetensors or .npz"
-    assert helps["opt_eps"] == "the optimizer's eps (not the detection ε)"
-    assert helps["rms_alpha"] == "RMSprop's alpha"
-    assert helps["layernorm"] == "lwsim layout only"
-    assert helps["convention"] == "gru, lwsim layout (default cho)"
-    assert helps["s"] == "constgate: the constant gate s the model was trained with (required)"
-    assert helps["lags"] == "L (1 … L) or a comma list; default up to T/2"
-    assert helps["n_grid"] == "budgets N: one or a comma list; default up to B"
-    assert helps["K"] == "random directions of the matched statistic"
-    assert helps["eps"] == "detection threshold ε"
-    assert helps["statistic"] == "matched-statistic variant (when this lwsim has it)"
-    assert helps["conventions"] == "lwsim or author (docs/fidelity.md), when this lwsim has it"
-    assert helps["noise"] == ("detection null of the report (docs/statistics.md §3.3); lag and full are always "
-                              "reported")
-    assert helps["exact"] == "exact envelope (default: only for small models)"
-    assert helps["dpi"] == "resolution of the PNGs (default: 120, 600×408 px)"
-    assert helps["no_progress"] == "no progress bars (the console lines stay)"
-    titles = [g.title for g in p._action_groups]
-    assert titles[-3:] == ["optimizer (rates λ)", "model options", "analysis"]
+    helps = " ".join(p.format_help().split())          # the help as printed, blanks collapsed
+    for want in ("hidden size H", ".safetensors or .npz (never .pt)",
+                 "key names: nn.GRU/nn.LSTM + readout.* (torch) or lwsim's parameter names",
+                 ".npz with x (T, B, D) and y (T, B, n_out)", "x, y are (B, T, ·) as in PyTorch",
+                 "output folder (report.md, report.json, PNGs)", "optimizer buffers, .safetensors or .npz",
+                 "the optimizer's eps (not the detection ε)", "RMSprop's alpha", "lwsim layout only",
+                 "gru, lwsim layout (default cho)",
+                 "constgate: the constant gate s the model was trained with (required)",
+                 "L (1 … L) or a comma list; default up to T/2", "budgets N: one or a comma list; default up to B",
+                 "random directions of the matched statistic", "detection threshold ε",
+                 "matched-statistic variant (when this lwsim has it)",
+                 "lwsim or author (docs/fidelity.md), when this lwsim has it",
+                 "detection null of the report (docs/statistics.md §3.3); lag and full are always reported",
+                 "exact envelope (default: only for small models)",
+                 "resolution of the PNGs (default: 120, 600×408 px)",
+                 "no progress bars (the console lines stay)"):
+        assert want in helps, want
+    titles = [helps.index(t + ":") for t in ("optimizer (rates λ)", "model options", "analysis")]
+    assert titles == sorted(titles) and titles[-1] > helps.index("--out OUT")
 
 
 # ----------------------------------------------------------------------------------------------
-# _positive
+# main: checks before the analysis
 # ----------------------------------------------------------------------------------------------
 
 
 # --- checks before the analysis ------------------------------------------------------------------
-def test_positive():
-    ns = types.SimpleNamespace(hidden=4, K=1, dpi=120)
-    assert cli._positive(ns, ("hidden", "K", "dpi")) is None          # 1 is allowed
-    ns.K, ns.dpi = 0, -3
-    assert cli._positive(ns, ("hidden", "K", "dpi")) == "--K must be >= 1, got 0"     # the first bad one
-    assert cli._positive(ns, ("dpi", "K")) == "--dpi must be >= 1, got -3"
+def test_positive(stubs, tmp_path, capsys):
+    argv = [*REQUIRED[:-1], str(tmp_path / "o"), "--backend", "numpy"]
+    assert cli.main([*argv, "--hidden", "1", "--K", "1", "--dpi", "1"]) == 0      # 1 is allowed
+    capsys.readouterr()
+    assert cli.main([*argv, "--K", "0", "--dpi", "-3"]) == 2                        # the first bad one
+    assert capsys.readouterr().err == "lwsim.analyze: error: --K must be >= 1, got 0\n"
+    assert cli.main([*argv, "--dpi", "-3"]) == 2
+    assert capsys.readouterr().err == "lwsim.analyze: error: --dpi must be >= 1, got -3\n"
+    assert cli.main([*argv, "--hidden", "0"]) == 2
+    assert capsys.readouterr().err == "lwsim.analyze: error: --hidden must be >= 1, got 0\n"
 
 
-def test_cell_options_torch_layout():
-    assert opts_of() == {"readout": "every", "dtype": "float64", "convention": "torch"}     # nn.GRU
-    assert opts_of(cell="lstm") == {"readout": "every", "dtype": "float64"}
-    assert opts_of("--readout", "last", "--dtype", "float32", cell="lstm") == {"readout": "last", "dtype": "float32"}
-    with pytest.raises(LoadError, match=r"^--layernorm: nn\.GRU/nn\.LSTM have no LayerNorm \(layout torch\)$"):
-        opts_of("--layernorm", cell="lstm")
+def test_cell_options_torch_layout(stubs):
+    assert opts_of(stubs) == {"readout": "every", "dtype": "float64", "convention": "torch"}     # nn.GRU
+    assert opts_of(stubs, cell="lstm") == {"readout": "every", "dtype": "float64"}
+    assert opts_of(stubs, "--readout", "last", "--dtype", "float32", cell="lstm") == {"readout": "last", "dtype": "float32"}
+    with pytest.raises(LoadError, match=r"^--layernorm\b"):
+        opts_of(stubs, "--layernorm", cell="lstm")
     with pytest.raises(LoadError) as e:
-        opts_of("--convention", "cho")
+        opts_of(stubs, "--convention", "cho")
     assert str(e.value) == ("--convention cho: layout torch is nn.GRU, whose convention is 'torch'; "
                             "use --layout lwsim for a cho-convention GRU")
-    assert opts_of("--convention", "torch") == {"readout": "every", "dtype": "float64", "convention": "torch"}
+    assert opts_of(stubs, "--convention", "torch") == {"readout": "every", "dtype": "float64", "convention": "torch"}
 
 
-def test_cell_options_lwsim_layout():
-    assert opts_of("--layout", "lwsim") == {"readout": "every", "dtype": "float64", "layernorm": False}
-    assert opts_of("--layout", "lwsim", "--convention", "cho", "--layernorm") == {
+def test_cell_options_lwsim_layout(stubs):
+    assert opts_of(stubs, "--layout", "lwsim") == {"readout": "every", "dtype": "float64", "layernorm": False}
+    assert opts_of(stubs, "--layout", "lwsim", "--convention", "cho", "--layernorm") == {
         "readout": "every", "dtype": "float64", "layernorm": True, "convention": "cho"}
-    assert opts_of("--layout", "lwsim", "--convention", "torch")["convention"] == "torch"
-    assert opts_of("--layout", "lwsim", cell="rnn") == {"readout": "every", "dtype": "float64", "layernorm": False}
+    assert opts_of(stubs, "--layout", "lwsim", "--convention", "torch")["convention"] == "torch"
+    assert opts_of(stubs, "--layout", "lwsim", cell="rnn") == {"readout": "every", "dtype": "float64", "layernorm": False}
 
 
-def test_cell_options_constgate_s():
-    assert opts_of("--s", "0.25", cell="constgate") == {"readout": "every", "dtype": "float64", "s": 0.25}
+def test_cell_options_constgate_s(stubs):
+    assert opts_of(stubs, "--s", "0.25", cell="constgate") == {"readout": "every", "dtype": "float64", "s": 0.25}
     with pytest.raises(LoadError) as e:
-        opts_of(cell="constgate")
+        opts_of(stubs, cell="constgate")
     assert str(e.value) == ("--cell constgate needs --s, the constant gate the model was trained with "
                             "(the weights do not store it)")
     with pytest.raises(LoadError) as e:
-        opts_of("--s", "0.5", cell="lstm")
+        opts_of(stubs, "--s", "0.5", cell="lstm")
     assert str(e.value) == "--s applies to --cell constgate only, got --cell lstm"
     with pytest.raises(LoadError) as e:
-        opts_of("--layout", "lwsim", "--convention", "cho", cell="lstm")
+        opts_of(stubs, "--layout", "lwsim", "--convention", "cho", cell="lstm")
     assert str(e.value) == "--convention applies to --cell gru only, got --cell lstm"
 
 
 # ----------------------------------------------------------------------------------------------
-# _hyper
+# run: the optimizer's hyper-parameters
 # ----------------------------------------------------------------------------------------------
 
 
-def test_hyper_names():
-    a = parse("--lr", "0.1", "--betas", "0.5,0.6", "--opt-eps", "1e-5", "--momentum", "0.7",
-              "--rms-alpha", "0.8", "--centered", "--amsgrad")
-    assert cli._hyper(a) == {"lr": 0.1, "betas": (0.5, 0.6), "eps": 1e-5, "momentum": 0.7, "alpha": 0.8,
+def test_hyper_names(stubs):
+    def hyper(*extra):
+        cli.run(parse("--optimizer-state", "s.npz", *extra))
+        return stubs["optimizer"][5]
+
+    assert hyper("--lr", "0.1", "--betas", "0.5,0.6", "--opt-eps", "1e-5", "--momentum", "0.7",
+                 "--rms-alpha", "0.8", "--centered", "--amsgrad") == {"lr": 0.1, "betas": (0.5, 0.6), "eps": 1e-5, "momentum": 0.7, "alpha": 0.8,
                              "centered": True, "amsgrad": True}
-    assert cli._hyper(parse()) == {}                                # unset options are left out
-    assert cli._hyper(parse("--lr", "0")) == {"lr": 0.0}            # 0 is set, not missing
+    assert hyper() == {}                                            # unset options are left out
+    assert hyper("--lr", "0") == {"lr": 0.0}                        # 0 is set, not missing
 
 
 # ----------------------------------------------------------------------------------------------

@@ -130,6 +130,7 @@ def test_records_mix_with_reference_steps(case):
     # BPTT by the reference step functions on the numba trace equals numba's own BPTT.
     loss, dy = reference.output_errors(np, cell, tr, y, None)
     grads = {k: np.zeros_like(v) for k, v in p.items()}
+    # private: the reference's BPTT pieces, to rerun its step functions on the numba trace
     reference._readout_grads(np, tr, dy, grads)
     delta = reference._direct_errors(tr, dy, p)
     carry = tuple(np.zeros_like(s) for s in tr.state(0))
@@ -193,6 +194,7 @@ def test_thread_count_and_blas_settings(name, opts):
     cell = lwsim.make_cell(name, n_in=3, n_hidden=10, n_out=2, **opts)
     p = random_params(cell, 19)
     x, y = random_data(cell, 7, 40, 19)
+    # private: the BLAS thread getters; no public function reports the BLAS pools' sizes
     before = [get() for get, _ in (threads._blas() or [])]
     n = numba.get_num_threads()
     l_many, g_many = cell.loss_and_grad(p, x, y, backend="numba")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+# private: this file tests lwsim/stats/_checks.py itself (laid out like the code)
 from lwsim.stats._checks import as_rng, as_size, real_array
 
 

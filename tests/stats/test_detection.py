@@ -65,13 +65,18 @@ def stub(monkeypatch):
 
 
 # ----------------------------------------------------------------------------------------------
-# _kappa_ext
+# detection_table: κ̂ of each lag's fit
 # ----------------------------------------------------------------------------------------------
 
 
-def test_kappa_ext_by_hand():
-    np.testing.assert_allclose(det._kappa_ext([1.0, 1.5, 2.0, 1.25]), [np.inf, 3.0, 2.0, 5.0], rtol=1e-15)
-    assert det._kappa_ext(1.5) == pytest.approx(3.0, rel=1e-15)
+def test_kappa_by_hand(stub):
+    # κ̂ = α̂/(α̂ − 1) of each lag's fit, inf at α̂ = 1 (the stub's α̂ by row size)
+    stub.by_size = {20: (1.0, 1.0), 21: (1.5, 1.0), 22: (2.0, 1.0), 23: (1.25, 1.0)}
+    t = det.detection_table([np.ones(20), np.ones(21), np.ones(22), np.ones(23)], [1, 2, 3, 4], [10])
+    np.testing.assert_allclose(t.kappa, [np.inf, 3.0, 2.0, 5.0], rtol=1e-15)
+    assert t.kappa.shape == (4,)
+    t = det.detection_table([np.ones(21)], [1], [10])
+    assert t.kappa.shape == (1,) and t.kappa[0] == pytest.approx(3.0, rel=1e-15)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -100,8 +105,7 @@ def test_snr_scalar_in_float_out_array_in_array_out():
 
 
 def test_snr_broadcast_message():
-    with pytest.raises(ValueError, match=r"^mean, alpha, sigma, N must broadcast to a common shape, got "
-                                         r"\{'mean': \(2,\), 'alpha': \(\), 'sigma': \(\), 'N': \(3,\)\}$"):
+    with pytest.raises(ValueError, match=r"\bmean, alpha, sigma, N\b.*broadcast.*'mean': \(2,\), 'alpha': \(\), 'sigma': \(\), 'N': \(3,\)"):
         det.snr([1.0, 2.0], 1.5, 1.0, [10, 20, 30])
 
 
@@ -111,13 +115,13 @@ def test_snr_floor_zero_and_messages():
     assert det.snr(1.0, 2.0, 0.0, 4.0) == np.inf
     # above the floor the SNR is unchanged: 2·√9/0.5 = 12
     assert det.snr(2.0, 2.0, 0.5, 9.0, sigma_floor=0.4) == pytest.approx(12.0)
-    with pytest.raises(ValueError, match=r"^sigma_floor must be >= 0.0, got -1.0$"):
+    with pytest.raises(ValueError, match=r"\bsigma_floor\b.*>= 0.0"):
         det.snr(1.0, 2.0, 1.0, 10, sigma_floor=-1.0)
-    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+    with pytest.raises(ValueError, match=r"\bsigma\b.*>= 0"):
         det.snr(1.0, 2.0, -1.0, 10)
-    with pytest.raises(ValueError, match=r"^N must be > 0"):
+    with pytest.raises(ValueError, match=r"\bN\b.*> 0"):
         det.snr(1.0, 2.0, 1.0, 0.0)
-    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+    with pytest.raises(ValueError, match=r"\bmean\b.*NaN"):
         det.snr(np.nan, 2.0, 1.0, 1.0)
 
 
@@ -158,7 +162,7 @@ def test_detectable_types_and_eps():
     # the floor is passed on: σ̂ = 1e−13 gives SNR 1e−13·100/1e−13 = 100 > 20 without it
     assert det.detectable(1e-13, 2.0, 1e-13, 1e4)
     assert not det.detectable(1e-13, 2.0, 1e-13, 1e4, sigma_floor=1e-12)
-    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+    with pytest.raises(ValueError, match=r"\beps\b.*> 0.0"):
         det.detectable(1.0, 2.0, 1.0, 10, eps=0.0)
 
 
@@ -179,15 +183,15 @@ def test_sample_complexity_eps_floor_shapes_and_types():
     np.testing.assert_array_equal(out, [[401, 4e4 + 1], [np.inf, 401]])   # 2√N > 20 ⇔ N > 100
     # per-lag α̂: κ = 3 at α̂ = 1.5, SNR = N^{1/3} > 20 ⇔ N > 8000
     np.testing.assert_array_equal(det.sample_complexity([1.0, 1.0], [2.0, 1.5], 1.0, [401, 8001]), [401, 8001])
-    with pytest.raises(ValueError, match=r"^alpha contains NaN$"):
+    with pytest.raises(ValueError, match=r"\balpha\b.*NaN"):
         det.sample_complexity(1.0, np.nan, 1.0, [10])
-    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+    with pytest.raises(ValueError, match=r"\bsigma\b.*>= 0"):
         det.sample_complexity(1.0, 2.0, -1.0, [10])
-    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+    with pytest.raises(ValueError, match=r"\bmean\b.*NaN"):
         det.sample_complexity(np.nan, 2.0, 1.0, [10])
-    with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*1-dimensional"):
         det.sample_complexity(1.0, 2.0, 1.0, [[10]])
-    with pytest.raises(ValueError, match=r"^mean, alpha, sigma must broadcast"):
+    with pytest.raises(ValueError, match=r"\bmean, alpha, sigma\b.*broadcast"):
         det.sample_complexity([1.0, 2.0], [1.5, 1.5, 1.5], 1.0, [10])
 
 
@@ -271,15 +275,15 @@ def test_n_star_hand_values():
     assert det.n_star(1.0, 2.0, 1e-12, sigma_floor=1e-12) == np.inf
     assert det.n_star(1e-12, 2.0, 2e-12, sigma_floor=1e-12) == pytest.approx(1600.0)
     assert det.n_star(1.0, 2.0, 0.0, sigma_floor=0.0) == np.inf
-    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+    with pytest.raises(ValueError, match=r"\beps\b.*> 0.0"):
         det.n_star(1.0, 2.0, 1.0, eps=0.0)
-    with pytest.raises(ValueError, match=r"^sigma_floor must be >= 0.0"):
+    with pytest.raises(ValueError, match=r"\bsigma_floor\b.*>= 0.0"):
         det.n_star(1.0, 2.0, 1.0, sigma_floor=-1.0)
-    with pytest.raises(ValueError, match=r"^sigma must be >= 0"):
+    with pytest.raises(ValueError, match=r"\bsigma\b.*>= 0"):
         det.n_star(1.0, 2.0, -1.0)
-    with pytest.raises(ValueError, match=r"^mean contains NaN$"):
+    with pytest.raises(ValueError, match=r"\bmean\b.*NaN"):
         det.n_star(np.nan, 2.0, 1.0)
-    with pytest.raises(ValueError, match=r"^mean, sigma, alpha must broadcast"):
+    with pytest.raises(ValueError, match=r"\bmean, sigma, alpha\b.*broadcast"):
         det.n_star([1.0, 2.0], 1.5, [1.0, 1.0, 1.0])
 
 
@@ -397,17 +401,17 @@ def test_learnability_window_types_zero_n_hat_and_grid_shapes():
     assert type(out) is float and out == 1.0                               # N̂ = 0 ≤ any N
     out = det.learnability_window([1, 2], [3.0, 5.0], [[1.0, 3.0], [5.0, 4.0]])
     np.testing.assert_array_equal(out, [[0.0, 1.0], [2.0, 1.0]])
-    with pytest.raises(ValueError, match=r"^n_hat contains -inf$"):
+    with pytest.raises(ValueError, match=r"\bn_hat\b.*-inf"):
         det.learnability_window([1, 2], [-np.inf, 5.0], 1.0)
-    with pytest.raises(ValueError, match=r"^lags needs at least 1 values, got 0$"):
+    with pytest.raises(ValueError, match=r"\blags\b.*at least 1"):
         det.learnability_window([], [], 1.0)
-    with pytest.raises(ValueError, match=r"^N must be > 0"):
+    with pytest.raises(ValueError, match=r"\bN\b.*> 0"):
         det.learnability_window([1], [1.0], 0.0)
-    with pytest.raises(ValueError, match=r"^mismatched lengths: \{'lags': 2, 'n_hat': 1\}$"):
+    with pytest.raises(ValueError, match=r"mismatched lengths"):
         det.learnability_window([1, 2], [1.0], 1.0)
-    with pytest.raises(ValueError, match=r"^n_hat must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bn_hat\b.*1-dimensional"):
         det.learnability_window([1], [[1.0]], 1.0)
-    with pytest.raises(ValueError, match=r"^lags must be 1-dimensional"):       # a column of lags
+    with pytest.raises(ValueError, match=r"\blags\b.*1-dimensional"):       # a column of lags
         det.learnability_window([[1.0], [2.0]], [1.0, 2.0], 5.0)
 
 
@@ -445,90 +449,112 @@ def test_noise_floor_hand_values_and_shapes():
 def test_noise_floor_kappa_bound_and_messages():
     assert det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-13])[0] == pytest.approx(2.0)
     assert det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-12])[0] == pytest.approx(2.0)   # the bound itself
-    with pytest.raises(ValueError, match=r"^kappa must be >= 2 \(kappa = alpha/\(alpha-1\), alpha <= 2\), got min 1.5$"):
+    with pytest.raises(ValueError, match=r"\bkappa\b.*>= 2.*\b1\.5\b"):
         det.noise_floor([1.0, 1.0], [4.0, 4.0], 1.0, [1.5, 3.0])
-    with pytest.raises(ValueError, match=r"^kappa must be >= 2"):
+    with pytest.raises(ValueError, match=r"\bkappa\b.*>= 2"):
         det.noise_floor([1.0], [4.0], 1.0, [2.0 - 1e-11])
-    with pytest.raises(ValueError, match=r"^f must be >= 0"):
+    with pytest.raises(ValueError, match=r"\bf\b.*>= 0"):
         det.noise_floor([-1.0], [4.0], 1.0, [2.0])
-    with pytest.raises(ValueError, match=r"^n_hat must be > 0"):
+    with pytest.raises(ValueError, match=r"\bn_hat\b.*> 0"):
         det.noise_floor([1.0], [0.0], 1.0, [2.0])
-    with pytest.raises(ValueError, match=r"^f must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bf\b.*1-dimensional"):
         det.noise_floor([[1.0]], [4.0], 1.0, [2.0])
-    with pytest.raises(ValueError, match=r"^n_hat must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bn_hat\b.*1-dimensional"):
         det.noise_floor([1.0], [[4.0]], 1.0, [2.0])
-    with pytest.raises(ValueError, match=r"^kappa must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bkappa\b.*1-dimensional"):
         det.noise_floor([1.0], [4.0], 1.0, [[2.0]])
-    with pytest.raises(ValueError, match=r"^kappa contains NaN$"):
+    with pytest.raises(ValueError, match=r"\bkappa\b.*NaN"):
         det.noise_floor([1.0], [4.0], 1.0, [np.nan])
-    with pytest.raises(ValueError, match=r"^mismatched lengths: \{'f': 1, 'n_hat': 1, 'kappa': 2\}$"):
+    with pytest.raises(ValueError, match=r"mismatched lengths"):
         det.noise_floor([1.0], [4.0], 1.0, [2.0, 2.0])
-    with pytest.raises(ValueError, match=r"^N must be > 0"):
+    with pytest.raises(ValueError, match=r"\bN\b.*> 0"):
         det.noise_floor([1.0], [4.0], 0.0, [2.0])
     assert det.noise_floor([1.0], [4.0], 1.0, [np.inf])[0] == 1.0          # κ = inf allowed
 
 
 # ----------------------------------------------------------------------------------------------
-# _rows
+# detection_table: the samples, ragged or rectangular
 # ----------------------------------------------------------------------------------------------
 
 
-def test_rows_ragged_and_rectangular():
-    rows = det._rows([np.arange(3), [1, 2]])
-    assert [r.tolist() for r in rows] == [[0.0, 1.0, 2.0], [1.0, 2.0]]
-    rows = det._rows((np.zeros(2), np.ones(3)))
-    assert [r.size for r in rows] == [2, 3]
-    rows = det._rows(np.arange(6).reshape(2, 3))
-    assert len(rows) == 2 and rows[1].tolist() == [3.0, 4.0, 5.0] and rows[1].dtype == np.float64
-    with pytest.raises(ValueError, match=r"^samples_per_lag\[1\] contains NaN$"):
-        det._rows([np.zeros(3), np.array([1.0, np.nan])])
-    with pytest.raises(ValueError, match=r"^samples_per_lag\[1\] must be 1-dimensional"):
-        det._rows([np.zeros(3), np.zeros((2, 2))])
-    with pytest.raises(ValueError, match=r"^samples_per_lag must be 2-dimensional"):
-        det._rows([])
-    with pytest.raises(ValueError, match=r"^samples_per_lag must be 2-dimensional"):
-        det._rows(np.zeros(4))
-    with pytest.raises(ValueError, match=r"^samples_per_lag contains NaN$"):
-        det._rows(np.full((2, 2), np.nan))
+def test_rows_ragged_and_rectangular(stub):
+    # the fit sees each row centred on its mean: x − m̄
+    a, b = np.arange(20), list(range(1, 22))
+    t = det.detection_table([a, b], [1, 2], [10])
+    assert [(c["x"] + m).tolist() for c, m in zip(stub.calls, t.mean)] == [list(map(float, a)), list(map(float, b))]
+    np.testing.assert_array_equal(t.mean, [9.5, 11.0])
+    np.testing.assert_array_equal(t.n_samples, [20.0, 21.0])
+    stub.calls.clear()
+    t = det.detection_table((np.zeros(20), np.ones(30)), [1, 2], [10])
+    assert [c["x"].size for c in stub.calls] == [20, 30] and t.mean.tolist() == [0.0, 1.0]
+    stub.calls.clear()
+    t = det.detection_table(np.arange(40).reshape(2, 20), [1, 2], [10])
+    assert len(stub.calls) == 2 and stub.calls[1]["x"].dtype == np.float64
+    np.testing.assert_array_equal(stub.calls[1]["x"] + t.mean[1], np.arange(20.0, 40.0))
+    np.testing.assert_array_equal(t.mean, [9.5, 29.5])
+    stub.calls.clear()
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\[1\].*NaN"):
+        det.detection_table([np.zeros(30), np.array([1.0, np.nan] * 15)], [1, 2], [10])
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\[1\].*1-dimensional"):
+        det.detection_table([np.zeros(30), np.zeros((20, 2))], [1, 2], [10])
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\b.*2-dimensional"):
+        det.detection_table([], [1], [10])
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\b.*2-dimensional"):
+        det.detection_table(np.zeros(40), [1], [10])
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\b.*NaN"):
+        det.detection_table(np.full((2, 20), np.nan), [1, 2], [10])
+    assert stub.calls == []                                              # the errors come before any fit
 
 
 # ----------------------------------------------------------------------------------------------
-# _check_floors
+# detection_table: the floors
 # ----------------------------------------------------------------------------------------------
 
 
-# ---- _check_floors, _rows, _noise_rows -----------------------------------------------------------
-def test_check_floors_forms_and_messages():
-    from lwsim.conventions import AUTHOR, LWSIM
-    assert det._check_floors(None, LWSIM) == ()
-    assert det._check_floors(None, AUTHOR) == ("snr", "ecf")
-    assert det._check_floors("ecf", LWSIM) == ("ecf",)
-    assert det._check_floors(("ecf", "snr", "ecf"), LWSIM) == ("snr", "ecf")     # canonical order
-    assert det._check_floors([], AUTHOR) == ()
-    with pytest.raises(TypeError, match=r"^floors must be None or a sequence of names from \('snr', 'ecf'\), got 3$"):
-        det._check_floors(3, LWSIM)
-    with pytest.raises(ValueError, match=r"^floors must be names from \('snr', 'ecf'\), got \['sigma', 'x'\]$"):
-        det._check_floors(("snr", "sigma", "x"), LWSIM)
+def test_check_floors_forms_and_messages(stub):
+    rows = np.ones((2, 20))
+
+    def floors(f, conventions="lwsim"):
+        return det.detection_table(rows, [1, 2], [10], conventions=conventions, floors=f).floors
+
+    assert floors(None) == ()
+    assert floors(None, "author") == ("snr", "ecf")
+    assert floors("ecf") == ("ecf",)
+    assert floors(("ecf", "snr", "ecf")) == ("snr", "ecf")     # canonical order
+    assert floors([], "author") == ()
+    stub.calls.clear()
+    with pytest.raises(TypeError, match=r"\bfloors\b"):
+        floors(3)
+    with pytest.raises(ValueError, match=r"\bfloors\b.*\['sigma', 'x'\]"):
+        floors(("snr", "sigma", "x"))
+    assert stub.calls == []
 
 
 # ----------------------------------------------------------------------------------------------
-# _noise_rows
+# detection_table: the "full" null's samples
 # ----------------------------------------------------------------------------------------------
 
 
-def test_noise_rows_forms_and_messages():
-    rows, which = det._noise_rows([1.0, 2.0, 3.0], 4, 10)
-    assert len(rows) == 1 and rows[0].tolist() == [1.0, 2.0, 3.0]
-    assert which.tolist() == [0, 0, 0, 0] and which.dtype.kind == "i"
-    rows, which = det._noise_rows(np.arange(6.0).reshape(2, 3), 2, 10)
-    assert [r.tolist() for r in rows] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and which.tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"^noise_samples must be 1-D \(one row for every lag\) or \(2, n\), "
-                                         r"got shape \(3, 4\)$"):
-        det._noise_rows(np.ones((3, 4)), 2, 10)
-    with pytest.raises(ValueError, match=r"got shape \(2, 4, 1\)$"):
-        det._noise_rows(np.ones((2, 4, 1)), 2, 10)
-    with pytest.raises(ValueError, match=r"^noise_samples contains NaN$"):
-        det._noise_rows([np.nan], 2, 10)
+def test_noise_rows_forms_and_messages(stub, monkeypatch):
+    rows = np.ones((4, 20))
+    t = det.detection_table(rows, [1, 2, 3, 4], [10], noise="full", noise_samples=np.arange(30.0))
+    assert len(stub.calls) == 1                                         # one row for every lag, fitted once
+    np.testing.assert_array_equal(stub.calls[0]["x"], np.arange(30.0) - 14.5)
+    assert t.method == ("stub30",) * 4 and t.n_samples.tolist() == [30.0] * 4
+    # (n_lags, n): one row per lag, each lag its own fit (σ̂ here: the row's range, 24 and 48)
+    monkeypatch.setattr(det, "fit_alpha", lambda x, **kw: TailFit(2.0, float(np.ptp(x)), True, "ptp", None, x.size))
+    t = det.detection_table(rows[:2], [1, 2], [10], noise="full",
+                            noise_samples=np.vstack([np.arange(25.0), 2 * np.arange(25.0)]))
+    assert t.sigma.tolist() == [24.0, 48.0] and t.n_samples.tolist() == [25.0, 25.0]
+    monkeypatch.setattr(det, "fit_alpha", stub)
+    stub.calls.clear()
+    with pytest.raises(ValueError, match=r"\bnoise_samples\b.*\(2, n\).*\(3, 4\)"):
+        det.detection_table(rows[:2], [1, 2], [10], noise="full", noise_samples=np.ones((3, 4)))
+    with pytest.raises(ValueError, match=r"\bnoise_samples\b.*\(2, n\).*\(2, 4, 1\)"):
+        det.detection_table(rows[:2], [1, 2], [10], noise="full", noise_samples=np.ones((2, 4, 1)))
+    with pytest.raises(ValueError, match=r"\bnoise_samples\b.*NaN"):
+        det.detection_table(rows[:2], [1, 2], [10], noise="full", noise_samples=[np.nan])
+    assert stub.calls == []
 
 
 # ----------------------------------------------------------------------------------------------
@@ -639,15 +665,14 @@ def test_table_min_samples_and_count_floor(stub):
     # a row with one sample is allowed with min_samples (never fitted); zero samples are not
     t = det.detection_table([np.ones(1), np.ones(40)], [1, 2], [10], min_samples=20, mean_bound="none")
     assert t.method[0] == "too_few"
-    with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 0 at lag 5 "
-                                         r"\(or set min_samples\)$"), warnings.catch_warnings():
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\b.*at least 20\b.*\bat lag 5\b"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)                      # the empty row's mean
-        det.detection_table([np.ones(40), np.ones(0)], [1, 5], [10], min_samples=20, mean_bound="none")
-    with pytest.raises(ValueError, match=r"^samples_per_lag needs at least 20 values per lag, got 19 at lag 2.5 "):
-        det.detection_table([np.ones(40), np.ones(19), np.ones(25)], [1, 2.5, 3], [10], mean_bound="none")
-    det.detection_table([np.ones(20)], [1], [10], mean_bound="none")                          # exactly 20 is enough
-    with pytest.raises(ValueError, match=r"^min_samples must be >= 20, got 19$"):
-        det.detection_table(rows, [1, 2, 3], [10], min_samples=19, mean_bound="none")
+        det.detection_table([np.ones(40), np.ones(0)], [1, 5], [10], min_samples=20)
+    with pytest.raises(ValueError, match=r"\bsamples_per_lag\b.*at least 20\b.*\bgot 19 at lag 2\.5\b"):
+        det.detection_table([np.ones(40), np.ones(19), np.ones(25)], [1, 2.5, 3], [10])
+    det.detection_table([np.ones(20)], [1], [10])                          # exactly 20 is enough
+    with pytest.raises(ValueError, match=r"\bmin_samples\b.*>= 20"):
+        det.detection_table(rows, [1, 2, 3], [10], min_samples=19)
 
 
 def test_table_cap_budget_by_hand(stub):
@@ -659,8 +684,8 @@ def test_table_cap_budget_by_hand(stub):
     np.testing.assert_array_equal(t.h_n, [0.0, 0.0, 2.0])
     t = det.detection_table([0.5 + np.tile([-1.0, 1.0], 1000)], [1], [100, 1601, 1e4], cap_budget=True, mean_bound="none")
     np.testing.assert_array_equal(t.n_hat, [1601.0])
-    with pytest.raises(TypeError, match=r"^cap_budget must be a bool, got int$"):
-        det.detection_table(rows, [1, 2], [10], cap_budget=1, mean_bound="none")
+    with pytest.raises(TypeError, match=r"\bcap_budget\b"):
+        det.detection_table(rows, [1, 2], [10], cap_budget=1)
 
 
 def test_table_fit_subsample_by_hand(stub):
@@ -672,7 +697,7 @@ def test_table_fit_subsample_by_hand(stub):
     # the bigger row: 30 of its samples, drawn without replacement from the seed's first draw, sorted
     idx = np.sort(np.random.default_rng(3).choice(100, 30, replace=False))
     np.testing.assert_array_equal(x1, big[idx] - 49.5)                       # centred on the full mean
-    with pytest.raises(ValueError, match=r"^fit_subsample must be >= 20, got 19$"):
+    with pytest.raises(ValueError, match=r"\bfit_subsample\b.*>= 20"):
         det.detection_table(rows, [1, 2], [10], fit_subsample=19)
     stub.calls.clear()
     det.detection_table(rows, [1, 2], [10], fit_subsample=20)
@@ -681,25 +706,25 @@ def test_table_fit_subsample_by_hand(stub):
 
 def test_table_argument_messages(stub):
     rows = np.ones((2, 40))
-    with pytest.raises(ValueError, match=r"^mismatched lengths: samples_per_lag has 2 rows, lags has 3$"):
+    with pytest.raises(ValueError, match=r"mismatched lengths"):
         det.detection_table(rows, [1, 2, 3], [10])
-    with pytest.raises(ValueError, match=r"^noise must be 'lag' or 'full', got 'all'$"):
+    with pytest.raises(ValueError, match=r"\bnoise\b.*'all'"):
         det.detection_table(rows, [1, 2], [10], noise="all")
-    with pytest.raises(ValueError, match=r"^noise_samples is required with noise='full' and only used with it$"):
+    with pytest.raises(ValueError, match=r"\bnoise_samples\b.*required"):
         det.detection_table(rows, [1, 2], [10], noise="full")
-    with pytest.raises(ValueError, match=r"^lags must be > 0"):
+    with pytest.raises(ValueError, match=r"\blags\b.*> 0"):
         det.detection_table(rows, [0, 2], [10])
-    with pytest.raises(ValueError, match=r"^n_grid must be > 0"):
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*> 0"):
         det.detection_table(rows, [1, 2], [0])
-    with pytest.raises(ValueError, match=r"^n_grid needs at least 1 values"):
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*at least 1"):
         det.detection_table(rows, [1, 2], [])
-    with pytest.raises(ValueError, match=r"^eps must be > 0.0, got 0.0$"):
+    with pytest.raises(ValueError, match=r"\beps\b.*> 0.0"):
         det.detection_table(rows, [1, 2], [10], eps=0.0)
-    with pytest.raises(ValueError, match=r"^floors must be names"):
+    with pytest.raises(ValueError, match=r"\bfloors\b"):
         det.detection_table(rows, [1, 2], [10], floors="sigma")
-    with pytest.raises(ValueError, match=r"^lags must be 1-dimensional, got shape \(2, 1\)$"):
+    with pytest.raises(ValueError, match=r"\blags\b.*1-dimensional"):
         det.detection_table(rows, [[1], [2]], [10])
-    with pytest.raises(ValueError, match=r"^n_grid must be 1-dimensional, got shape \(1, 2\)$"):
+    with pytest.raises(ValueError, match=r"\bn_grid\b.*1-dimensional"):
         det.detection_table(rows, [1, 2], [[10, 100]])
     assert stub.calls == []                                                   # nothing fitted before the checks
 

@@ -47,7 +47,7 @@ def test_sas_quantiles_closed_forms_and_symmetry():
 def test_sas_quantiles_refuses_another_parameterization(monkeypatch):
     from scipy.stats import levy_stable
     monkeypatch.setattr(levy_stable, "parameterization", "S0")
-    with pytest.raises(RuntimeError, match=r"^unexpected levy_stable parameterization S0$"):
+    with pytest.raises(RuntimeError, match=r"\bparameterization S0\b"):
         mk.sas_quantiles(1.5)
 
 
@@ -97,6 +97,7 @@ def test_gil_pelaez_quantiles_roots_of_the_cdf(monkeypatch):
 
 def test_check_parametrisation_against_the_closed_forms(monkeypatch):
     from scipy.stats import cauchy, norm
+    # private: main() runs this check and then rebuilds the whole table (minutes), no cheap public path
     mk._check_parametrisation()                                   # scipy itself passes
     want = {2.0: norm.ppf([0.75, 0.95]) * np.sqrt(2.0), 1.0: cauchy.ppf([0.75, 0.95])}
     for off2, off1, ok in ((0.0, 1e-10, True), (1e-10, 0.0, True), (0.0, 1e-8, False), (1e-8, 0.0, False)):
@@ -174,7 +175,7 @@ def test_build_refuses_a_ratio_that_is_not_strictly_decreasing(stubs, monkeypatc
     flat = lambda a, probs=(0.75, 0.95): np.array([1.0, 4.0 - min(a, 1.5)])   # ratio flat from α = 1.5 on
     monkeypatch.setattr(mk, "sas_quantiles", flat)
     monkeypatch.setattr(mk, "gil_pelaez_quantiles", flat)
-    with pytest.raises(RuntimeError, match=r"^quantile ratio is not strictly decreasing on the grid$"):
+    with pytest.raises(RuntimeError, match=r"not strictly decreasing"):
         mk.build(tmp_path / "t.npz", step=0.5)
     assert not (tmp_path / "t.npz").exists()
 
@@ -187,7 +188,7 @@ def test_build_spot_checks_scipy_against_gil_pelaez_at_1e_9(stubs, monkeypatch, 
         if ok:
             mk.build(tmp_path / "t.npz", step=0.5)
         else:
-            with pytest.raises(RuntimeError, match=r"^scipy levy_stable quantiles disagree with Gil-Pelaez at 0.8$"):
+            with pytest.raises(RuntimeError, match=r"disagree with Gil-Pelaez at 0\.8\b"):
                 mk.build(tmp_path / "t.npz", step=0.5)
 
 

@@ -193,6 +193,7 @@ def test_selection_degenerate_data_defaults_to_gaussian():
 
 # ---- _ecf_abs2, _ecf_scale ---------------------------------------------------------------------
 def test_ecf_abs2_hand_values():
+    # private: no public function returns |φ̂(t)|² (ecf_fit only regresses on it)
     # y = {0, π/2}: t = 1: ((1 + 0)/2)² + ((0 + 1)/2)² = ½; t = 2: cos π = −1, sin π = 0 → 0;
     # t = 3: ((1 + 0)/2)² + ((0 − 1)/2)² = ½
     np.testing.assert_allclose(tailfit._ecf_abs2(np.array([0.0, np.pi / 2]), np.array([1.0, 2.0, 3.0])),
@@ -205,6 +206,7 @@ def test_ecf_abs2_hand_values():
 
 # ---- kernels ---------------------------------------------------------------------------------
 def test_ecf_rotation_kernel_matches_direct_cos_sin():
+    # private: no public function returns |φ̂(t)|² (ecf_fit only regresses on it)
     y = sample_sas(1.3, 1.0, size=3001, seed=3)
     t = np.linspace(0.05, 3.0, 50)
     tx = np.outer(t, y)
@@ -218,6 +220,7 @@ def test_ecf_rotation_kernel_matches_direct_cos_sin():
 
 
 def test_ecf_scale_rules():
+    # private: ecf_fit's outputs do not show the grid's scale s itself (it only conditions the regression)
     x = np.array([-1.0, 1.0])                     # std 1
     assert tailfit._ecf_scale(x, 1e-10, "lwsim") is None                  # ≤ 1e−10: give up
     assert tailfit._ecf_scale(x, 2e-10, "lwsim") == 2e-10 / 1.349
@@ -319,9 +322,9 @@ def test_ecf_fit_author_tiny_iqr_scales_by_std(monkeypatch):
 
 
 def test_ecf_fit_argument_messages():
-    with pytest.raises(ValueError, match=r"^tiny_iqr must be one of \['author', 'lwsim'\], got 'x'$"):
+    with pytest.raises(ValueError, match=r"\btiny_iqr\b"):
         tailfit.ecf_fit(X, tiny_iqr="x")
-    with pytest.raises(ValueError, match=r"^conventions must be one of"):
+    with pytest.raises(ValueError, match=r"\bconventions\b"):
         tailfit.ecf_fit(X, conventions="x")
 
 
@@ -365,13 +368,25 @@ def test_ecf_regression_matches_spec_transcription(monkeypatch, alpha, scale, n_
 
 
 # ----------------------------------------------------------------------------------------------
-# _reliable
+# fit_alpha: the reliability rule
 # ----------------------------------------------------------------------------------------------
 
 
-# ---- _reliable ---------------------------------------------------------------------------------
-def test_reliable_boundaries():
-    r = tailfit._reliable
+def _reliable_via_fit(monkeypatch, n, a, s, iqr, alpha_lo=1.0):
+    """fit_alpha's ``reliable`` for a fit (α̂, σ̂, IQR) of n samples: the ECF's (stable range, floor 1.0)
+    or, with alpha_lo = 0.5, McCulloch's in the open range (its table starts at α = 0.5)."""
+    if alpha_lo == 1.0:
+        _Fits(monkeypatch, ecf=(a, s, iqr, True))
+        return fit_alpha(_x(n), method="ecf", n_boot=0).reliable
+    assert alpha_lo == 0.5
+    _Fits(monkeypatch, point=(a, s, iqr))
+    return fit_alpha(_x(n), method="mcculloch", n_boot=0, alpha_range="open").reliable
+
+
+def test_reliable_boundaries(monkeypatch):
+    def r(*args):
+        return _reliable_via_fit(monkeypatch, *args)
+
     assert r(500, 1.5, 1.0, 1.0, 1.0) and not r(499, 1.5, 1.0, 1.0, 1.0)
     assert not r(10_000, 1.5, 1e-12, 1.0, 1.0) and r(10_000, 1.5, 1.1e-12, 1.0, 1.0)
     assert not r(10_000, 1.5, 1.0, 1e-10, 1.0) and r(10_000, 1.5, 1.0, 1.1e-10, 1.0)
@@ -383,8 +398,10 @@ def test_reliable_boundaries():
     assert r(1999, 1.5, 1.0, 1.0, 1.0) is True and r(499, 1.5, 1.0, 1.0, 1.0) is False
 
 
-def test_reliability_rule():
-    r = tailfit._reliable
+def test_reliability_rule(monkeypatch):
+    def r(*args):
+        return _reliable_via_fit(monkeypatch, *args)
+
     assert r(10_000, 1.5, 1.0, 1.0, 1.0)
     assert not r(499, 1.5, 1.0, 1.0, 1.0)               # n < 500
     assert not r(10_000, 1.5, 1e-13, 1.0, 1.0)          # σ̂ ≤ 1e−12
@@ -476,20 +493,19 @@ def test_fit_alpha_explicit_mcculloch(monkeypatch):
 
 def test_fit_alpha_argument_messages():
     x = _x(100)
-    with pytest.raises(ValueError, match=r"^method must be one of \['auto', 'ecf', 'mcculloch'\], got 'x'$"):
+    with pytest.raises(ValueError, match=r"\bmethod\b"):
         tailfit.fit_alpha(x, method="x")
-    with pytest.raises(ValueError, match=r"^alpha_range must be one of \['open', 'stable'\], got 'x'$"):
+    with pytest.raises(ValueError, match=r"\balpha_range\b.*one of"):
         tailfit.fit_alpha(x, alpha_range="x")
-    with pytest.raises(ValueError, match=r"^alpha_range must be 'stable' with conventions='author' "
-                                         r"\(the author clips α̂ to \[1, 2\]\)$"):
+    with pytest.raises(ValueError, match=r"\balpha_range\b.*conventions='author'"):
         tailfit.fit_alpha(x, alpha_range="open", conventions="author")
-    with pytest.raises(ValueError, match=r"^n_boot must be >= 20 for method='auto' \(it needs a bootstrap CI\), got 19$"):
+    with pytest.raises(ValueError, match=r"\bn_boot\b.*>= 20"):
         tailfit.fit_alpha(x, n_boot=19)
-    with pytest.raises(ValueError, match=r"^n_boot must be >= 0, got -1$"):
+    with pytest.raises(ValueError, match=r"\bn_boot\b.*>= 0"):
         tailfit.fit_alpha(x, method="ecf", n_boot=-1)
-    with pytest.raises(ValueError, match=r"^x needs at least 20 values, got 19$"):
+    with pytest.raises(ValueError, match=r"\bx\b.*at least 20"):
         tailfit.fit_alpha(x[:19], method="ecf")
-    with pytest.raises(ValueError, match=r"^x must be 1-dimensional"):
+    with pytest.raises(ValueError, match=r"\bx\b.*1-dimensional"):
         tailfit.fit_alpha(x.reshape(2, 50), method="ecf")
     assert tailfit.fit_alpha(x[:20], method="ecf", n_boot=0).n == 20
     assert tailfit.fit_alpha(x, n_boot=20).n == 100

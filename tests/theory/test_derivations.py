@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from theory import derivations as D
+from theory import cells as theory_cells, derivations as D
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -118,6 +118,7 @@ def test_each_section_matches_the_committed_page(monkeypatch, builder, k, n):
 
 
 def test_derivative_helpers_by_hand():
+    # private: sympy building blocks of compact_jacobian, visible there only inside whole Jacobians
     a, b = sp.symbols("a b")
     assert D._dsig(sp.Matrix([a, b])) == sp.Matrix([a * (1 - a), b * (1 - b)])
     assert D._dsig(sp.Matrix([sp.Rational(1, 4)])) == sp.Matrix([sp.Rational(3, 16)])
@@ -131,6 +132,7 @@ def test_derivative_helpers_by_hand():
 
 
 def test_ln_jacobian_by_hand():
+    # private: the LayerNorm Jacobian is only a factor of compact_jacobian's LN forms (tested below)
     # a = (1, −1): mean 0, var 1, σ_a = √(1 + 10⁻⁵), â = a/σ_a; J = diag(γ)(I − 11ᵀ/2 − ââᵀ/2)/σ_a
     J = _num(D._ln_jacobian(sp.Matrix([1, -1]), sp.Matrix([2, 3])))
     sd2 = 1 + 1e-5
@@ -150,7 +152,7 @@ def test_ln_jacobian_by_hand():
 
 def test_compact_jacobian_rnn_and_constgate_by_hand():
     """H = D = 1 without bias-free tricks: rnn J = tanh′(a) W_h, constant gate (1 − s) + s·J."""
-    m = D._cells.update_map("rnn", H=1, D=1)
+    m = theory_cells.update_map("rnn", H=1, D=1)
     P = m.syms.params
     pt = {m.syms.h[0]: 0.3, m.syms.x[0]: -0.2, P["W_h"][0, 0]: 0.7, P["W_x"][0, 0]: 0.4,
           P["b_x"][0]: 0.1}
@@ -232,6 +234,7 @@ def test_compact_jacobian_layernorm_rnn_by_hand():
     np.testing.assert_allclose(_at(J, pt), want, rtol=1e-9)
 
 
+# private: _configs is the list check_compact_jacobians walks; it has no public accessor
 @pytest.mark.parametrize("cell, conv, ln", list(D._configs()))
 def test_compact_jacobian_is_the_derivative(cell, conv, ln):
     """The property the page states: each compact form equals SymPy's derivative of the update map
@@ -239,7 +242,7 @@ def test_compact_jacobian_is_the_derivative(cell, conv, ln):
     LN LSTM's derivative at D = 2 takes 16 s), s = 0.3 for the constant gate, one seeded point with
     the LN gains in [0.5, 1.5]."""
     d = 1 if ln else 2
-    J, syms = D._cells.jacobian(cell, H=2, D=d, layernorm=ln, convention=conv, s=0.3)
+    J, syms = theory_cells.jacobian(cell, H=2, D=d, layernorm=ln, convention=conv, s=0.3)
     Jc = D.compact_jacobian(cell, conv, ln, H=2, D=d, s=0.3)
     u = np.random.default_rng(7).uniform(-1.0, 1.0, len(syms.args))
     point = {a: sp.Float(1.0 + 0.5 * v if str(a).startswith("ln_gamma") else v)
@@ -270,7 +273,7 @@ def test_check_compact_jacobians_draws_ln_gains_around_one(monkeypatch):
 
     def capped(cell, conv="cho", ln=False, **kw):
         J = real(cell, conv, ln, **kw)
-        m = D._cells.update_map(cell, layernorm=ln)
+        m = theory_cells.update_map(cell, layernorm=ln)
         return J.xreplace({g: sp.Min(g, 1) for g in m.syms.params["ln_gamma"]})
     monkeypatch.setattr(D, "compact_jacobian", capped)
     monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", True)]))
@@ -293,7 +296,7 @@ def test_check_compact_jacobians_points(monkeypatch):
     monkeypatch.setattr(D, "compact_jacobian", lambda *a, **k: Recorder(real(*a, **k)))
     monkeypatch.setattr(D, "_configs", lambda: iter([("rnn", "cho", True)]))
     assert D.check_compact_jacobians(n_points=1, seed=5) == 1
-    _, syms = D._cells.jacobian("rnn", H=2, D=1, layernorm=True)
+    _, syms = theory_cells.jacobian("rnn", H=2, D=1, layernorm=True)
     u = np.random.default_rng(5).uniform(-1.0, 1.0, len(syms.args))
     (point,) = points
     for a, v in zip(syms.args, u):
@@ -321,6 +324,7 @@ def test_check_compact_jacobians_absolute_tolerance(monkeypatch):
 
 
 def test_configs_by_hand():
+    # private: check_compact_jacobians returns only the count (13, test below), not the configurations
     assert list(D._configs()) == [
         ("rnn", "cho", False), ("rnn", "cho", True), ("constgate", "cho", False),
         ("constgate", "cho", True), ("sharedgate", "cho", False), ("sharedgate", "cho", True),
@@ -362,6 +366,7 @@ def test_check_compact_jacobians_counts_and_defaults(monkeypatch):
 
 
 def test_collected_by_hand():
+    # private: _collected shapes the page's displayed forms; markdown() shows it only in whole formulas
     x, y, s = sp.symbols("x y s")
     e = D._collected(3 * x * s + y * s + x + 2 * x * s**2, [x, y])   # x (1 + 3s + 2s²) + y s
     assert set(e.args) == {x * (s + 1) * (2 * s + 1), s * y}
@@ -403,7 +408,7 @@ def test_compact_jacobian_gate_term_uses_previous_state(monkeypatch):
         J = real(cell, convention, layernorm, **kw)
         if cell != "diaggate":
             return J
-        m = derivations._cells.update_map(cell, layernorm=layernorm)
+        m = theory_cells.update_map(cell, layernorm=layernorm)
         return J.xreplace({h: hn for h, hn in zip(m.syms.h, m.h_new)})
 
     monkeypatch.setattr(derivations, "compact_jacobian", mutated)

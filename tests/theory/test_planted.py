@@ -154,32 +154,33 @@ def test_mutation_alpha_for_kappa_fails_broadly(law, alpha, u):
 
 
 # ----------------------------------------------------------------------------------------------
-# _param
+# envelope: the law and its parameters
 # ----------------------------------------------------------------------------------------------
 
 
 # ------------------------------------------------------------------ parameters and envelopes
 def test_law_and_params():
+    # through the envelope f(ℓ): exponential C e^{−λℓ}, power C ℓ^{−β}, logarithmic C (ln ℓ)^{−γ}
+    def f(law, lag, params=None):
+        return float(P.envelope(law, [lag], params)[0])
+
+    e2 = math.exp(2.0)
     with pytest.raises(ValueError) as e:
-        P._law("cubic")
+        P.envelope("cubic", [2.0])
     assert str(e.value) == "law must be one of ('exponential', 'power', 'logarithmic'), got 'cubic'"
-    assert P._param("exponential", None) == ("lam", 0.08)
-    assert P._param("power", None) == ("beta", 1.0)
-    assert P._param("logarithmic", None) == ("gamma", 1.0)
-    assert P._param("power", {"beta": 2.5, "C": 3.0}) == ("beta", 2.5)
-    assert P._param("power", {"C": 3.0}) == ("beta", 1.0)          # the law's default
-    assert P._param("logarithmic", {}) == ("gamma", 1.0)
-    name, p = P._param("power", 2)
-    assert (name, p) == ("beta", 2.0) and type(p) is float
-    assert type(P._param("power", {"beta": 3})[1]) is float
-    assert type(P._param("power", None)[1]) is float
+    assert f("exponential", 2.0) == pytest.approx(math.exp(-0.08 * 2.0), rel=1e-14)     # λ = 0.08
+    assert f("power", 2.0) == pytest.approx(0.5, rel=1e-14)                              # β = 1
+    assert f("logarithmic", e2) == pytest.approx(0.5, rel=1e-14)                         # γ = 1
+    assert f("power", 2.0, {"beta": 2.5, "C": 3.0}) == pytest.approx(3.0 * 2.0 ** -2.5, rel=1e-14)
+    assert f("power", 2.0, {"C": 3.0}) == pytest.approx(1.5, rel=1e-14)          # the law's default β
+    assert f("logarithmic", e2, {}) == pytest.approx(0.5, rel=1e-14)
+    assert f("power", 2.0, 2) == pytest.approx(0.25, rel=1e-14)                  # a number: the parameter, C = 1
     with pytest.raises(ValueError) as e:
-        P._param("power", {"lam": 0.1, "C": 1.0})
+        P.envelope("power", [2.0], {"lam": 0.1, "C": 1.0})
     assert str(e.value) == "params for 'power' take 'beta' (and 'C'), got ['C', 'lam']"
-    with pytest.raises(ValueError, match="law must be one of"):
-        P._param("cubic", None)
-    assert P._C({"C": 2.5}) == 2.5 and type(P._C({"C": 2})) is float
-    assert P._C({"beta": 2.0}) == 1.0 and P._C(0.3) == 1.0 and P._C(None) == 1.0
+    assert f("power", 2.0, {"C": 2.5}) == pytest.approx(1.25, rel=1e-14)
+    assert f("power", 2.0, {"beta": 2.0}) == pytest.approx(0.25, rel=1e-14)       # C defaults to 1
+    assert f("power", 2.0, 0.3) == pytest.approx(2.0 ** -0.3, rel=1e-14)          # C = 1 with a number
 
 
 # ----------------------------------------------------------------------------------------------
@@ -253,25 +254,31 @@ def test_planted_samples_shape_mean_and_determinism():
 
 
 # ----------------------------------------------------------------------------------------------
-# _edges
+# choose_grid: the default lag range
 # ----------------------------------------------------------------------------------------------
 
 
 # ------------------------------------------------------------------ grid
+def _edges(lags):
+    """choose_grid's default lag range (lag_lo, lag_hi) on ``lags`` (power law, α 1.5, a large sample)."""
+    g = P.choose_grid("power", None, 1.5, 1.0, 20.0, lags, 1e9)
+    return g.lag_lo, g.lag_hi
+
+
 def test_edges_by_hand():
-    assert P._edges(LAGS40) == (3.0, pytest.approx(32.8))
-    assert P._edges([10.0, 6.0, 5.0]) == (6.0, 8.0)          # sorted; lags[0] ≥ 3: the 2nd lag
-    assert P._edges([3.0, 4.0, 10.0]) == (4.0, 8.0)          # 3 is not above lags[0] = 3
-    assert P._edges([1.0, 3.0]) == (3.0, 4.0)                # 3 = the last lag is allowed; lo + 1
-    assert P._edges([1.0, 2.0]) == (2.0, 3.0)                # 3 beyond the last lag
-    assert P._edges([5.0]) == (5.0, 6.0)                     # one lag
+    assert _edges(LAGS40) == (3.0, pytest.approx(32.8))
+    assert _edges([10.0, 6.0, 5.0]) == (6.0, 8.0)          # sorted; lags[0] ≥ 3: the 2nd lag
+    assert _edges([3.0, 4.0, 10.0]) == (4.0, 8.0)          # 3 is not above lags[0] = 3
+    assert _edges([1.0, 3.0]) == (3.0, 4.0)                # 3 = the last lag is allowed; lo + 1
+    assert _edges([1.0, 2.0]) == (2.0, 3.0)                # 3 beyond the last lag
+    assert _edges([5.0]) == (5.0, 6.0)                     # one lag
 
 
 def test_edges_lag_lo_three_between_lags():
     # lo = 3 lies inside [lags[0], lags[-1]] but is no lag: 3 itself, not the 2nd lag (2)
-    assert P._edges([1.0, 2.0, 10.0]) == (3.0, 8.0)
+    assert _edges([1.0, 2.0, 10.0]) == (3.0, 8.0)
     # the last lag is 3 (3 ≤ lags[-1] holds): 3, and lag_hi = max(0.8·3, 3 + 1)
-    assert P._edges([1.0, 2.0, 3.0]) == (3.0, 4.0)
+    assert _edges([1.0, 2.0, 3.0]) == (3.0, 4.0)
 
 
 # ----------------------------------------------------------------------------------------------

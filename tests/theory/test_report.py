@@ -60,22 +60,22 @@ EXP_TAIL = [
 
 
 # ----------------------------------------------------------------------------------------------
-# _symbol_latex
+# latex: symbol names
 # ----------------------------------------------------------------------------------------------
 
 
 # ------------------------------------------------------------------ symbol names
 def test_symbol_latex_by_hand():
-    assert report._symbol_latex("lam") == r"\lambda"
-    assert report._symbol_latex("ln_gamma[1]") == r"{\gamma^{\mathrm{LN}}}_{1}"
-    assert report._symbol_latex("ln_beta[0]") == r"{\beta^{\mathrm{LN}}}_{0}"
-    assert report._symbol_latex("W_h[0,1]") == r"{W_{h}}_{0 1}"
-    assert report._symbol_latex("W_h[10,2]") == r"{W_{h}}_{10 2}"
-    assert report._symbol_latex("h[0]") == r"{h}_{0}"
-    assert report._symbol_latex("x") == "x"
-    assert report._symbol_latex("alpha") == r"\alpha"
+    assert report.latex(sp.Symbol("lam")) == r"\lambda"
+    assert report.latex(sp.Symbol("ln_gamma[1]")) == r"{\gamma^{\mathrm{LN}}}_{1}"
+    assert report.latex(sp.Symbol("ln_beta[0]")) == r"{\beta^{\mathrm{LN}}}_{0}"
+    assert report.latex(sp.Symbol("W_h[0,1]")) == r"{W_{h}}_{0 1}"
+    assert report.latex(sp.Symbol("W_h[10,2]")) == r"{W_{h}}_{10 2}"
+    assert report.latex(sp.Symbol("h[0]")) == r"{h}_{0}"
+    assert report.latex(sp.Symbol("x")) == "x"
+    assert report.latex(sp.Symbol("alpha")) == r"\alpha"
     # only the first bracket splits base from index (the closing one is dropped)
-    assert report._symbol_latex("a[0[1]") == r"{a}_{0[1}"
+    assert report.latex(sp.Symbol("a[0[1]")) == r"{a}_{0[1}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -87,6 +87,7 @@ def test_latex_renames_every_free_symbol():
     lam, w, g = sp.Symbol("lam"), sp.Symbol("W_h[0,1]"), sp.Symbol("ln_gamma[1]")
     assert report.latex(lam * w + g) == r"{W_{h}}_{0 1} \lambda + {\gamma^{\mathrm{LN}}}_{1}"
     assert report.latex(sp.Integer(3)) == "3"
+    # private: _eq only formats results()' equations; no public function takes a left-hand side
     assert report._eq("a", "b") == "a = b"
     assert report._eq("F_0", lam) == r"F_0 = \lambda"
 

@@ -281,6 +281,7 @@ def test_index_maps_pick_every_parameter_and_gradient_once():
     """omap covers the parameters each operand needs, gmap reads every gradient from a distinct
     reduced value — for the torch GRU, where b_hr/b_hz share their sums with b_ir/b_iz."""
     cell = lwsim.make_cell("gru", D, H, 1, convention="torch")
+    # private: the fused trainer's index maps; train() shows them only through whole runs (tested above)
     ops, omap, gmap, nred = fused._maps(cell, cell.param_shapes())
     n = sum(int(np.prod(s)) for s in cell.param_shapes().values())
     assert gmap.shape == (n,) and 0 <= gmap.min() and gmap.max() < nred
@@ -349,8 +350,7 @@ def test_a_stopped_call_is_redone_by_the_step_path(monkeypatch):
     def stop(self, X, Y, idx, nbs):
         return np.zeros(len(nbs)), np.zeros(len(nbs)), fused.BAD_GRAD, 0
     monkeypatch.setattr(fused.FusedSteps, "run", stop)
-    with pytest.raises(AssertionError, match=r"^fused trainer stopped \(status 2\) at step 1 but the "
-                                             r"step-by-step path did not fail there$"):
+    with pytest.raises(AssertionError, match=r"\bfused trainer stopped\b.*\bstep 1\b"):
         train(cell, cell.init_params(seed=0), ds, steps=3, batch_size=8, backend="numba", fused=True,
               progress=False, validate=False)
 
