@@ -216,7 +216,7 @@ def test_conventions_each_key_from_its_own_convention(conventions_run):
         assert not np.array_equal(ref["lwsim"][i], ref["author"][i]), i
     assert not np.array_equal(ref["lwsim"][3], ref["author"][3])
     train_rows = conv_outputs("lwsim", x=ds.x_train[:, :c["n_diag"]], y=ds.y_train[:, :c["n_diag"]])
-    assert not np.array_equal(train_rows[0], out["f_lwsim"]) and not np.array_equal(train_rows[3], out["n_hat_lwsim"])
+    assert not np.array_equal(train_rows[0], out["f_lwsim"]) and not np.array_equal(train_rows[1], out["psi_mean_lwsim"])
 
 
 # ----------------------------------------------------------------------------------------------

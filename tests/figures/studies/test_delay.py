@@ -112,7 +112,7 @@ def _n_stars(w):
 
 
 @pytest.fixture(scope="module")
-def run():
+def run(point_detection):
     c = _cfg()
     out = EXPERIMENTS["a_delay"](c)
     return c, out, _retrain(c)
