@@ -124,8 +124,8 @@ VERDICT_WORDS = (
     "outside (any part's does); **inconclusive** — it straddles the margin, or fewer than two seeds give "
     "no interval; **withheld** — an [A] main finding whose networks reached less than 50% of the task's R² "
     "ceiling in some cell (the numbers are still given); **not run** — this call made none of the "
-    "finding's figures. Findings 1–9 are decided this way (docs/experiments.md §5.5.1); finding 10 still by "
-    "its earlier rule (stated under it).")
+    "finding's figures. Every finding is decided this way (docs/experiments.md §5.5.1); the earlier rules "
+    "are reported beside where they differ.")
 
 
 def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None,

@@ -145,6 +145,45 @@ def cv_logistic_scores(X, label, groups, C=1.0) -> np.ndarray:
     return out
 
 
+def nested_by_group(score0, score1, label, groups) -> dict:
+    """Finding 10's effect (docs/experiments.md §5.5.2): two out-of-fold log-odds scores of nested
+    models (``score0`` base + cell, ``score1`` base + cell + diagnostic), compared on each held-out
+    group (seed). Returns {group: {"brier0", "brier1", "brier_reduction", "deviance0", "deviance1"}}:
+    Brier score mean((p − y)²) with p = 1/(1 + e^{−s}); relative reduction 1 − B₁/B₀ (None when
+    B₀ = 0); deviance −2 mean(y log p + (1 − y) log(1 − p)) per row."""
+    s0, s1 = _scores("score0", score0, allow_inf=False), _scores("score1", score1, allow_inf=False)
+    y = _labels(label, s0.size)
+    if s1.size != s0.size:
+        raise ValueError(f"score1 has {s1.size} entries, score0 {s0.size}")
+    g = np.asarray(groups)
+    if g.shape != (s0.size,):
+        raise ValueError(f"groups must have one entry per row ({s0.size}), got shape {g.shape}")
+    out = {}
+    for lev in np.unique(g):
+        m = g == lev
+        row = {}
+        for k, s in (("0", s0[m]), ("1", s1[m])):
+            pr = 1.0 / (1.0 + np.exp(-s))
+            row[f"brier{k}"] = float(np.mean((pr - y[m]) ** 2))
+            # log p = −log(1 + e^{−s}), log(1 − p) = −log(1 + e^{s}), computed stably
+            row[f"deviance{k}"] = float(2 * np.mean(np.where(y[m], np.logaddexp(0.0, -s), np.logaddexp(0.0, s))))
+        row["brier_reduction"] = 1.0 - row["brier1"] / row["brier0"] if row["brier0"] > 0 else None
+        out[lev.item() if hasattr(lev, "item") else lev] = row
+    return out
+
+
+def stratified_auc(score, label, strata) -> float:
+    """Mean AUC of ``score`` within the strata (e.g. fixed (ℓ*, N)) that hold both classes; NaN when
+    none does. Within a stratum the budget and the delay are fixed, so only the cells and seeds rank."""
+    s = _scores("score", score)
+    y = _labels(label, s.size)
+    st = np.asarray(strata)
+    if st.shape != (s.size,):
+        raise ValueError(f"strata must have one entry per row ({s.size}), got shape {st.shape}")
+    vals = [auc(s[st == k], y[st == k]) for k in np.unique(st) if 0 < y[st == k].sum() < (st == k).sum()]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
 def block_bootstrap(scores: dict, label, blocks, n_boot=1000, seed=0, level=0.95) -> dict:
     """Percentile intervals of the AUC of every score in ``scores`` ({name: 1-D scores}) by
     resampling whole blocks (e.g. seeds, or cell × seed) with replacement, the same resample for

@@ -653,3 +653,38 @@ def test_auc_inf_ranks_above_huge_finite_scores():
     # max(finite) once |max| ≥ 2**53, so +inf tied with the largest finite score.
     assert pr.auc([1e17, np.inf], [0, 1]) == 1.0
     assert pr.auc([-1e17, -np.inf], [1, 0]) == 1.0
+
+
+# ----------------------------------------------------------------------------------------------
+# nested_by_group, stratified_auc (finding 10 by the verdict scheme, docs/experiments.md §5.5.2)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_nested_by_group_by_hand():
+    # group 1: p0 = ½ for both rows; p1 = ¾ for the positive, ¼ for the negative
+    # B0 = ¼, B1 = 1/16, reduction ¾; deviance 2 log 2 and −2 log ¾. Group 2: both models equal
+    s0 = [0.0, 0.0, 1.0, -1.0]
+    s1 = [np.log(3.0), -np.log(3.0), 1.0, -1.0]
+    out = pr.nested_by_group(s0, s1, [1, 0, 1, 0], [1, 1, 2, 2])
+    assert out[1]["brier0"] == pytest.approx(0.25) and out[1]["brier1"] == pytest.approx(1 / 16)
+    assert out[1]["brier_reduction"] == pytest.approx(0.75)
+    assert out[1]["deviance0"] == pytest.approx(2 * np.log(2)) and out[1]["deviance1"] == pytest.approx(-2 * np.log(0.75))
+    assert out[2]["brier_reduction"] == pytest.approx(0.0) and list(out) == [1, 2]
+    # a perfect base model (B0 = 0 is impossible with finite scores, so a huge one): reduction defined
+    big = pr.nested_by_group([50.0, -50.0], [50.0, -50.0], [1, 0], [0, 0])
+    assert big[0]["brier_reduction"] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match=r"\bscore1\b"):
+        pr.nested_by_group([0.0, 0.0], [0.0], [1, 0], [0, 0])
+    with pytest.raises(ValueError, match=r"\bgroups\b"):
+        pr.nested_by_group([0.0, 0.0], [0.0, 0.0], [1, 0], [0])
+
+
+def test_stratified_auc_ranks_only_within_strata():
+    # within each stratum the positive scores higher (AUC 1); pooled, stratum b's negative (3) beats
+    # stratum a's positive (2): the pooled AUC is 3/4
+    s, y, st = [1.0, 2.0, 3.0, 4.0, 9.0], [0, 1, 0, 1, 1], ["a", "a", "b", "b", "c"]
+    assert pr.stratified_auc(s, y, st) == 1.0          # stratum c (one class) is left out
+    assert pr.auc(s[:4], y[:4]) == 0.75
+    assert np.isnan(pr.stratified_auc([1.0, 2.0], [1, 1], ["a", "a"]))
+    with pytest.raises(ValueError, match=r"\bstrata\b"):
+        pr.stratified_auc([1.0, 2.0], [0, 1], ["a"])

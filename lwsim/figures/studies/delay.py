@@ -25,6 +25,7 @@ import numpy as np
 from lwsim import optim
 from lwsim.diagnostics.behaviour import behavioural_window, lag_coefficients
 from lwsim.stats import prediction as pr
+from lwsim.stats import verdicts as V
 from lwsim.tasks import Dataset
 from lwsim.tasks import make as make_task
 from lwsim.train import train
@@ -40,6 +41,7 @@ from ..workload import fwd
 TRAIN_STREAM = 0xDE1A          # the training sequences' own stream: SeedSequence([seed, ℓ*, N, this])
 NULLS = ("lag", "full")
 POINTS = ("init", "early", "final")
+BRIER_MARGIN = 0.05     # finding 10's region: relative Brier reduction > 0.05 (docs/experiments.md §5.5.2)
 TITLE = "The window predicts which delays are learnable, beyond ℓ*, N and the cell (A16)"
 
 
@@ -188,13 +190,14 @@ def score(rows, n_boot=500):
     ll, ln = np.log(lag), np.log(N)
     scores = {"logN_logl": pr.cv_logistic_scores(pr.design(ll, ln), y, seed),
               "logN_logl_cell": pr.cv_logistic_scores(pr.design(ll, ln, cell=cell), y, seed)}
-    diag = {}
+    diag, nested = {}, {}
     for null in NULLS:
         for pt in POINTS:
             d = pr.diagnostic_score(np.array([r[f"n_star_{null}_{pt}"] for r in rows]), N)
             diag[f"{null}/{pt}"] = d
             scores[f"{null}/{pt}"] = d
             scores[f"{null}/{pt}+base"] = pr.cv_logistic_scores(pr.design(ll, ln, diag=d), y, seed)
+            nested[f"{null}/{pt}"] = pr.cv_logistic_scores(pr.design(ll, ln, cell=cell, diag=d), y, seed)
     ci = pr.block_bootstrap(scores, y, blocks, n_boot=n_boot)
 
     def with_ci(k):
@@ -214,10 +217,30 @@ def score(rows, n_boot=500):
     b, bc = out["baselines"]["logN_logl"][0], out["baselines"]["logN_logl_cell"][0]
     aucs = {k: (v["auc"][0] if v["auc"][0] is not None else float("nan")) for k, v in out["points"].items()}
     if b is None or bc is None:
-        out["verdict"], out["best"] = "inconclusive", None
+        out["earlier_verdict"], out["earlier_best"] = "inconclusive", None
     else:
         intervals = {k: tuple(np.nan if x is None else x for x in v["auc"][1:]) for k, v in out["points"].items()}
-        out["verdict"], out["best"] = pr.finding10(aucs, intervals, b, bc)
+        out["earlier_verdict"], out["earlier_best"] = pr.finding10(aucs, intervals, b, bc)
+    # the verdict scheme (docs/experiments.md §5.5.2): per held-out seed, the relative Brier reduction of
+    # base + cell + diagnostic against base + cell; the best null × point's seed interval above 0.05
+    strata = np.array([f"{a}/{n}" for a, n in zip(lag, N)])
+    nh_all = {k: np.array([r[f"n_hat_{k.split('/')[0]}_{k.split('/')[1]}"] for r in rows]) for k in nested}
+    effects = {}
+    for k, s1 in nested.items():
+        per = pr.nested_by_group(scores["logN_logl_cell"], s1, y, seed)
+        effects[k] = [v["brier_reduction"] for v in per.values()]
+        out["points"][k]["nested"] = {
+            "brier_reduction_seeds": [_nan_none(x) if x is not None else None for x in effects[k]],
+            "deviance_reduction_seeds": [_nan_none(v["deviance0"] - v["deviance1"]) for v in per.values()],
+            "auc_within_strata": _nan_none(pr.stratified_auc(diag[k], y, strata)),
+            "violation_rate": _nan_none(float(np.mean(nh_all[k][y] > N[y])) if y.any() else float("nan"))}
+    ivs = {k: V.seed_interval(e) for k, e in effects.items()}
+    defined = {k: iv for k, iv in ivs.items() if iv.n}
+    out["best"] = max(defined, key=lambda k: (defined[k].mean, k)) if defined else None
+    out["verdict"] = V.decide(defined[out["best"]], above=BRIER_MARGIN) if defined else V.INCONCLUSIVE
+    if y.all() or not y.any():          # one outcome only: nothing to predict
+        out["verdict"], out["best"] = V.INCONCLUSIVE, None
+    out["intervals"] = {k: [_nan_none(iv.mean), _nan_none(iv.lo), _nan_none(iv.hi), iv.n] for k, iv in ivs.items()}
     return out
 
 
@@ -325,20 +348,33 @@ def finding10_lines(rendered):
     if not sc:
         return []
     b, bc = sc["baselines"]["logN_logl"], sc["baselines"]["logN_logl_cell"]
+    best = sc["best"]
+    iv = (sc.get("intervals") or {}).get(best)
+    effect = "n/a" if iv is None or iv[0] is None else (
+        f"{iv[0]:.3g} [{_fmt(iv[1])}, {_fmt(iv[2])}] ({iv[3]} seeds)" if iv[1] is not None else f"{iv[0]:.3g} ({iv[3]} seed)")
     lines = [f"## 10. {TITLE}", "",
-             f"**{sc['verdict']}** (best null/point: {sc['best']}). Rule (lwsim.stats.prediction.finding10, "
-             "decided before looking): reproduced when the best null × training point's pooled AUC of −log(N*/N) "
-             "has its 95% cell × seed block-bootstrap interval above the (log ℓ*, log N, cell) baseline's AUC; "
-             "not reproduced when no null × point's AUC exceeds the (log ℓ*, log N) baseline's; inconclusive "
-             "otherwise. Baselines: L2 logistic regressions (scikit-learn), leave-one-seed-out.", "",
+             f"**{sc['verdict']}** (best null/point: {best}; relative Brier reduction per held-out seed {effect}). "
+             f"Rule (docs/experiments.md §5.5.2): per held-out seed (leave one seed out), the relative reduction of "
+             f"the Brier score of the L2 logistic model (log ℓ*, log N, cell, diagnostic) against (log ℓ*, log N, "
+             f"cell), 1 − B₊/B₀; reproduced when the best null × point's 95% seed interval lies above "
+             f"{BRIER_MARGIN}, not reproduced when it lies below, inconclusive otherwise. The earlier rule (pooled "
+             f"AUC against the baselines' AUC) would say: {sc.get('earlier_verdict', 'n/a')} "
+             f"(best {sc.get('earlier_best')}).", "",
              f"{sc['n']} runs, {sc['n_learned']} learned. Baselines: (log ℓ*, log N) AUC {_fmt(b[0])} "
              f"[{_fmt(b[1])}, {_fmt(b[2])}]; + cell {_fmt(bc[0])} [{_fmt(bc[1])}, {_fmt(bc[2])}].", "",
-             "| null/point | AUC [95%] | balanced acc. (N̂ ≤ N) | (log ℓ*, log N) + diagnostic AUC | per cell |",
-             "|---|---|---|---|---|"]
+             "| null/point | Brier reduction per seed [95%] | deviance reduction (mean over seeds) | AUC within (ℓ*, N) "
+             "| violation rate (learned, N̂ > N) | AUC [95%] | balanced acc. (N̂ ≤ N) | (log ℓ*, log N) + diagnostic AUC "
+             "| per cell |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for k, v in sc["points"].items():
         a, p = v["auc"], v["baseline_plus_diag"]
         pc = ", ".join(f"{c} {_fmt(x)}" for c, x in v["per_cell"].items())
-        lines.append(f"| {k} | {_fmt(a[0])} [{_fmt(a[1])}, {_fmt(a[2])}] | {_fmt(v['balanced_accuracy'])} | "
+        ne = v.get("nested") or {}
+        ik = (sc.get("intervals") or {}).get(k) or [None, None, None, 0]
+        dev = [x for x in ne.get("deviance_reduction_seeds", []) if x is not None]
+        lines.append(f"| {k} | {_fmt(ik[0])} [{_fmt(ik[1])}, {_fmt(ik[2])}] | {_fmt(float(np.mean(dev)) if dev else None)} | "
+                     f"{_fmt(ne.get('auc_within_strata'))} | {_fmt(ne.get('violation_rate'))} | "
+                     f"{_fmt(a[0])} [{_fmt(a[1])}, {_fmt(a[2])}] | {_fmt(v['balanced_accuracy'])} | "
                      f"{_fmt(p[0])} [{_fmt(p[1])}, {_fmt(p[2])}] | {pc} |")
     dr = rendered["A16"].get("dynamic_range", {})
     if dr:

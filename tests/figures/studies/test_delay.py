@@ -204,6 +204,8 @@ class _Fakes:
             return -X[:, 0]
         if X.shape[1] == 3:                  # + cell (one column, 2 cells): −log ℓ* + log N
             return -X[:, 0] + X[:, 1]
+        if X.shape[1] == 5:                  # + cell + diagnostic (finding 10's nested model): the diagnostic
+            return X[:, 3]
         return X[:, 2]                       # + diagnostic: the capped diagnostic itself
 
     def bootstrap(self, scores, y, blocks, n_boot=1000):
@@ -230,25 +232,33 @@ def _r(cell, seed, delay, N, learned):
 
 # ------------------------------------------------------------------------- finding 10's text
 SC = {"verdict": "inconclusive", "best": "lag/early", "n": 16, "n_learned": 6,
+      "earlier_verdict": "not reproduced", "earlier_best": "full/final",
+      "intervals": {"lag/early": [0.12, 0.05, 0.19, 3], "full/final": [None, None, None, 0]},
       "baselines": {"logN_logl": [0.9, 0.8123, None], "logN_logl_cell": [None, 0.5, 0.99999]},
       "points": {"lag/early": {"auc": [0.63333, 0.2, 0.95], "balanced_accuracy": None,
-                               "baseline_plus_diag": [1.0, None, 0.98], "per_cell": {"gru": 0.5, "lstm": None}},
+                               "baseline_plus_diag": [1.0, None, 0.98], "per_cell": {"gru": 0.5, "lstm": None},
+                               "nested": {"deviance_reduction_seeds": [0.1, None, 0.3], "auc_within_strata": 0.6,
+                                          "violation_rate": 0.25}},
                  "full/final": {"auc": [None, None, None], "balanced_accuracy": 0.5,
                                 "baseline_plus_diag": [0.5, 0.25, 0.75], "per_cell": {}}}}
 
 
 HEAD = [
     "## 10. The window predicts which delays are learnable, beyond ℓ*, N and the cell (A16)", "",
-    "**inconclusive** (best null/point: lag/early). Rule (lwsim.stats.prediction.finding10, decided before "
-    "looking): reproduced when the best null × training point's pooled AUC of −log(N*/N) has its 95% cell × "
-    "seed block-bootstrap interval above the (log ℓ*, log N, cell) baseline's AUC; not reproduced when no null "
-    "× point's AUC exceeds the (log ℓ*, log N) baseline's; inconclusive otherwise. Baselines: L2 logistic "
-    "regressions (scikit-learn), leave-one-seed-out.", "",
+    "**inconclusive** (best null/point: lag/early; relative Brier reduction per held-out seed 0.12 [0.050, 0.190] "
+    "(3 seeds)). Rule (docs/experiments.md §5.5.2): per held-out seed (leave one seed out), the relative reduction "
+    "of the Brier score of the L2 logistic model (log ℓ*, log N, cell, diagnostic) against (log ℓ*, log N, cell), "
+    "1 − B₊/B₀; reproduced when the best null × point's 95% seed interval lies above 0.05, not reproduced when it "
+    "lies below, inconclusive otherwise. The earlier rule (pooled AUC against the baselines' AUC) would say: "
+    "not reproduced (best full/final).", "",
     "16 runs, 6 learned. Baselines: (log ℓ*, log N) AUC 0.900 [0.812, —]; + cell — [0.500, 1.000].", "",
-    "| null/point | AUC [95%] | balanced acc. (N̂ ≤ N) | (log ℓ*, log N) + diagnostic AUC | per cell |",
-    "|---|---|---|---|---|",
-    "| lag/early | 0.633 [0.200, 0.950] | — | 1.000 [—, 0.980] | gru 0.500, lstm — |",
-    "| full/final | — [—, —] | 0.500 | 0.500 [0.250, 0.750] |  |",
+    "| null/point | Brier reduction per seed [95%] | deviance reduction (mean over seeds) | AUC within (ℓ*, N) "
+    "| violation rate (learned, N̂ > N) | AUC [95%] | balanced acc. (N̂ ≤ N) | (log ℓ*, log N) + diagnostic AUC "
+    "| per cell |",
+    "|---|---|---|---|---|---|---|---|---|",
+    "| lag/early | 0.120 [0.050, 0.190] | 0.200 | 0.600 | 0.250 | 0.633 [0.200, 0.950] | — | 1.000 [—, 0.980] "
+    "| gru 0.500, lstm — |",
+    "| full/final | — [—, —] | — | — | — | — [—, —] | 0.500 | 0.500 [0.250, 0.750] |  |",
 ]
 
 
@@ -511,7 +521,7 @@ def test_score_reads_each_null_and_point_from_its_own_column(good):
         assert all(x == want for x in v["per_cell"].values()), key
         # balanced accuracy reads N̂ ≤ N (n_hat), not N* (whose column ranks the decoys inversely)
         assert v["balanced_accuracy"] == (1.0 if key == good else 0.5), key
-    assert sc["best"] == good
+    assert sc["earlier_best"] == good
 
 
 def test_dynamic_range_reads_learned_at_the_extreme_budgets_not_r2():
@@ -528,7 +538,8 @@ def test_finding10_lines_read_the_rendered_a16_score():
     rendered = {"A16": {"score": sc, "dynamic_range": {}}, "A15": {"score": decoy}}
     assert dl._headline(rendered) == [(10, dl.TITLE, sc["verdict"])]
     lines = dl.finding10_lines(rendered)
-    assert f"**{sc['verdict']}** (best null/point: full/final)" in lines[2]
+    assert lines[2].startswith(f"**{sc['verdict']}** (best null/point: {sc['best']}; ")
+    assert "would say: reproduced (best full/final)." in lines[2]
 
 
 # ------------------------------------------------------------------------------- the run table
@@ -576,7 +587,7 @@ def test_score_passes_the_designs_groups_and_blocks(fakes):
     rows = _rows_delay()
     dl.score(rows)
     y = np.array([_learned(r["cell"], r["seed"], r["delay"], r["N"]) for r in rows])
-    assert len(fakes.calls) == 2 + 6
+    assert len(fakes.calls) == 2 + 2 * 6           # per null × point: + diagnostic, and + cell + diagnostic
     ll = np.log([r["delay"] for r in rows])
     ln = np.log([r["N"] for r in rows])
     lstm = np.array([1.0] * 8 + [0.0] * 8)        # one-hot of the second cell name in sorted order ("lstm")
@@ -591,7 +602,10 @@ def test_score_passes_the_designs_groups_and_blocks(fakes):
     np.testing.assert_array_equal(X2[:, :2], np.column_stack([ll, ln]))
     np.testing.assert_allclose(X2[:, 2], np.where(y, np.log(2), 0.0), atol=1e-15)
     np.testing.assert_array_equal(X2[:, 3], 1.0)
-    Xf = fakes.calls[5][0]                                                     # full/init: N* = ∞
+    Xn = fakes.calls[3][0]                              # lag/init's nested model: + cell + diagnostic
+    np.testing.assert_array_equal(Xn[:, :3], np.column_stack([ll, ln, lstm]))
+    np.testing.assert_array_equal(Xn[:, 3:], X2[:, 2:])
+    Xf = fakes.calls[8][0]                                                     # full/init: N* = ∞
     np.testing.assert_array_equal(Xf[:, 2], -30.0)
     np.testing.assert_array_equal(Xf[:, 3], 0.0)
     keys, yb, blocks, n_boot = fakes.boot
@@ -613,7 +627,7 @@ def test_score_numbers_by_hand(fakes):
                                "logN_logl_cell": [pytest.approx(50 / 60), 0.71, 0.93]}
     assert list(sc["points"]) == KEYS
     p = sc["points"]
-    assert p["lag/init"] == {"auc": [1.0, 0.85, 0.99], "per_cell": {"gru": 1.0, "lstm": 1.0},
+    assert {k: v for k, v in p["lag/init"].items() if k != "nested"} == {"auc": [1.0, 0.85, 0.99], "per_cell": {"gru": 1.0, "lstm": 1.0},
                              "balanced_accuracy": 1.0, "baseline_plus_diag": [1.0, None, 0.98]}
     # lag/early (s = 1 in seed 1): learned with s = 1: 3, s = 0: 3; unlearned s = 1: 5, s = 0: 5 → U = 15 + 7.5
     # + 7.5 = 30 of 60; gru: learned s = 1: 2, s = 0: 1, unlearned s = 1: 2, s = 0: 3 → U = 6 + 2 + 1.5 = 9.5 of 15;
@@ -625,10 +639,10 @@ def test_score_numbers_by_hand(fakes):
     assert e["balanced_accuracy"] == pytest.approx((4 / 6 + 6 / 10) / 2)
     assert p["lag/final"]["auc"][0] == 0.0 and p["lag/final"]["per_cell"] == {"gru": 0.0, "lstm": 0.0}
     f = p["full/final"]
-    assert f == {"auc": [0.5, 0.2, 0.95], "per_cell": {"gru": 0.5, "lstm": 0.5}, "balanced_accuracy": 0.5,
+    assert {k: v for k, v in f.items() if k != "nested"} == {"auc": [0.5, 0.2, 0.95], "per_cell": {"gru": 0.5, "lstm": 0.5}, "balanced_accuracy": 0.5,
                  "baseline_plus_diag": [0.5, 0.2, 0.95]}
     # best lag/init (AUC 1): its interval's low end 0.85 > the cell baseline's 50/60 → reproduced
-    assert (sc["verdict"], sc["best"]) == ("reproduced", "lag/init")
+    assert (sc["earlier_verdict"], sc["earlier_best"]) == ("reproduced", "lag/init")
 
 
 def test_score_verdict_inconclusive_and_not_reproduced(monkeypatch):
@@ -636,11 +650,11 @@ def test_score_verdict_inconclusive_and_not_reproduced(monkeypatch):
     monkeypatch.setattr(pr, "cv_logistic_scores", f.cv)
     monkeypatch.setattr(pr, "block_bootstrap", f.bootstrap)
     sc = dl.score(_rows_delay())
-    assert (sc["verdict"], sc["best"]) == ("inconclusive", "lag/init")
+    assert (sc["earlier_verdict"], sc["earlier_best"]) == ("inconclusive", "lag/init")
     f.lo_best = float("nan")                 # an undefined interval (None in the output) is not "above"
     sc = dl.score(_rows_delay())
     assert sc["points"]["lag/init"]["auc"] == [1.0, None, 0.99]
-    assert (sc["verdict"], sc["best"]) == ("inconclusive", "lag/init")
+    assert (sc["earlier_verdict"], sc["earlier_best"]) == ("inconclusive", "lag/init")
     rows = [r for r in _rows_delay() if r["delay"] == 8 or r["learned"]]
     for r in rows:                           # the diagnostics say nothing: every AUC ½ < the baselines' 1
         for k in KEYS:
@@ -648,9 +662,9 @@ def test_score_verdict_inconclusive_and_not_reproduced(monkeypatch):
             r[f"n_star_{null}_{pt}"] = float(r["N"])
     sc = dl.score(rows)
     assert sc["baselines"]["logN_logl"][0] == 1.0
-    assert sc["verdict"] == "not reproduced"
+    assert sc["earlier_verdict"] == "not reproduced"
     f.lo_base = 0.4                          # the rule compares with the baseline's AUC (1), not its interval
-    assert dl.score(rows)["verdict"] == "not reproduced"
+    assert dl.score(rows)["earlier_verdict"] == "not reproduced"
 
 
 def test_score_one_class_only_is_inconclusive(fakes):
@@ -882,9 +896,10 @@ def test_finding10_section_states_rule_numbers_and_range():
     lines = dl.finding10_lines({"A16": {"score": sc, "dynamic_range": {"lstm": {"unlearned_at_max_N": [8],
                                                                                 "learned_at_min_N": [2]}}}})
     text = "\n".join(lines)
-    assert "**not reproduced** (best null/point: full/init)" in text
+    assert "**not reproduced** (best null/point: full/init; relative Brier reduction per held-out seed n/a)" in text
     assert "450 runs, 143 learned. Baselines: (log ℓ*, log N) AUC 0.920 [0.893, 0.952]; + cell 0.975 [0.966, 0.982]." in text
-    assert "| full/init | 0.770 [0.700, 0.846] | 0.699 | 0.929 [0.910, 0.955] | gru 0.790, lstm — |" in text
+    assert ("| full/init | — [—, —] | — | — | — | 0.770 [0.700, 0.846] | 0.699 | 0.929 [0.910, 0.955] "
+            "| gru 0.790, lstm — |") in text
     assert "lstm: unlearned at max N [8], learned at min N [2]" in text
     assert dl._headline({"A16": {"score": sc}}) == [(10, dl.TITLE, "not reproduced")]
     assert dl._headline({}) == [(10, dl.TITLE, None)] and dl.finding10_lines({}) == []
@@ -931,3 +946,26 @@ def test_work_by_hand():
     assert dl._work(d) == {"one": 1.0, "train": 259200, "diag": 6480 + 360 * 556, "stats": 36 * 3.0,
                            "steps": 47}
     assert dl._work(dict(d, val_every=0))["steps"] == 47                 # val_every 0 counts as 1
+
+
+def test_score_scheme_reads_the_nested_models_per_held_out_seed(fakes):
+    rows = _rows_delay()
+    sc = dl.score(rows)
+    y = np.array([r["learned"] for r in rows])
+    seed = np.array([r["seed"] for r in rows])
+    ll, ln = np.log([r["delay"] for r in rows]), np.log([r["N"] for r in rows])
+    base = -ll + ln                                        # the fakes' (log ℓ*, log N, cell) score
+    d = pr.diagnostic_score(np.array([r["n_star_lag_init"] for r in rows]), np.array([r["N"] for r in rows], float))
+    want = pr.nested_by_group(base, np.clip(d, -pr.DIAG_CAP, pr.DIAG_CAP), y, seed)
+    red = [v["brier_reduction"] for v in want.values()]
+    iv = sc["intervals"]["lag/init"]
+    assert iv[0] == pytest.approx(np.mean(red)) and iv[3] == 2
+    assert sc["points"]["lag/init"]["nested"]["brier_reduction_seeds"] == pytest.approx(red)
+    from lwsim.stats import verdicts as V
+    best = max(sc["intervals"], key=lambda k: (sc["intervals"][k][0], k))
+    assert sc["best"] == best
+    assert sc["verdict"] == V.decide(V.seed_interval(sc["points"][best]["nested"]["brier_reduction_seeds"]), above=0.05)
+    # violation rate: learned runs whose N̂ exceeds their N
+    nh = np.array([r["n_hat_lag_init"] for r in rows])
+    N = np.array([r["N"] for r in rows], float)
+    assert sc["points"]["lag/init"]["nested"]["violation_rate"] == pytest.approx(np.mean(nh[y] > N[y]))
