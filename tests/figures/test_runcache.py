@@ -196,7 +196,7 @@ def test_checksum_by_hand():
 
 
 def test_save_record_by_hand(tmp_path):
-    with pytest.raises(TypeError, match=r"^result of t_mut_cache must be a dict, got list$"):
+    with pytest.raises(TypeError, match=r"\bt_mut_cache\b"):
         C.save(tmp_path, RUN, [1])
     y = np.arange(3.0)
     C.save(tmp_path, RUN, {"y": y, "n": 3, "t": (1, 2)})
@@ -220,7 +220,7 @@ def test_save_record_by_hand(tmp_path):
 
 
 def test_save_names_the_unserialisable_value(tmp_path):
-    with pytest.raises(TypeError, match=r"^result\.a: value of type object is not JSON-serialisable$"):
+    with pytest.raises(TypeError, match=r"^result\.a\b"):
         C.save(tmp_path, RUN, {"a": object(), "y": np.arange(2.0)})
     assert not any(tmp_path.rglob("*.json")) and not any(tmp_path.rglob("*.npz"))          # nothing written
 
@@ -288,9 +288,9 @@ def test_run_grid_validates(tmp_path):
         run_grid(squares(1), cache_dir=tmp_path, threads_per_run=0)
     with pytest.raises(ValueError, match="retries"):
         run_grid(squares(1), cache_dir=tmp_path, retries=-1)
-    with pytest.raises(ValueError, match="unknown experiment"):
+    with pytest.raises(ValueError, match=r"\bno_such_experiment\b"):
         run_grid([Run.make("no_such_experiment", x=1)], cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="scheduler must be"):
+    with pytest.raises(ValueError, match=r"^scheduler\b"):
         run_grid(squares(1), cache_dir=tmp_path, scheduler="")
 
 

@@ -358,7 +358,7 @@ def test_part_without_profile_is_a_no_op_and_names_are_checked():
     with timing.part("training"):
         pass
     prof = timing.Profile()
-    with pytest.raises(ValueError, match="part must be one of"):
+    with pytest.raises(ValueError, match=r"^part\b"):
         with prof.part("compile"):
             pass
 

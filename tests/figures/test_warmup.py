@@ -236,7 +236,7 @@ def test_warm_runs_an_unsized_run_skips_only_itself_and_cellless_runs_sort_first
 
 
 def test_warm_runs_by_hand(smoke):
-    with pytest.raises(TypeError, match=r"^groups must be a dict \{group: \[Run\]\}, got list$"):
+    with pytest.raises(TypeError, match=r"^groups\b"):
         W.warm_runs([1])
     groups = {"g": [Run.make("e", cell="lstm", seed=3, dtype="float32", **BIG),
                     Run.make("e", cell="gru", seed=4, **(BIG | {"optimizer": "rmsprop"})),
@@ -431,7 +431,7 @@ def test_warm_up_sequential_by_hand(tmp_path, warm_env, monkeypatch):
     assert json.loads(marker.read_text()) == {"runs": 4, "seconds": round(out["seconds"], 1)}
     again = W.warm_up(groups, say=pytest.fail)
     assert again == {"runs": 4, "seconds": 0.0, "skipped": True, "failed": []} and len(batches) == 4
-    with pytest.raises(ValueError, match=r"^jobs must be >= 1, got 0$"):
+    with pytest.raises(ValueError, match=r"^jobs\b"):
         W.warm_up({}, jobs=0)
     assert W.warm_up(_groups("gru", backend="numpy"), say=pytest.fail) == {"runs": 0, "seconds": 0.0,
                                                                          "skipped": True, "failed": []}
