@@ -80,7 +80,7 @@ def _err(capsys, argv):
 class _Calls:
     def __init__(self, monkeypatch, problems):
         self.seen = []
-        import lwsim._cli as cli
+        import lwsim._cli as cli            # private: the shared CLI-check module whose checks main() runs
 
         def folder(path, flag):
             self.seen.append(flag)
