@@ -159,6 +159,7 @@ def test_paths():
 
 
 def test_problem_refuses_pickled_arrays(tmp_path):
+    # private: load() turns its (record, why) into a CacheWarning and a deleted record; the reason string by hand needs the helper
     C.save(tmp_path, RUN, {"n": 1})
     js, nz = C.paths(tmp_path, RUN)
     np.savez(nz, o=np.array([{"a": 1}], dtype=object))
@@ -254,6 +255,7 @@ def test_problem_reasons(tmp_path, edit, reason):
 
 
 def test_problem_arrays_and_success(tmp_path):
+    # private: load() turns its (record, why) into a CacheWarning and a deleted record; the reason string by hand needs the helper
     result, why = _problem(tmp_path)
     assert why is None and set(result) == {"y", "n"} and result["n"] == 1 and np.array_equal(result["y"], [0, 1, 2])
     assert _problem(tmp_path, arrays={"y": np.arange(3.0) + 1})[1] == "checksum mismatch (corrupted contents)"

@@ -479,16 +479,19 @@ def test_f1_f2_need_every_seed():
 @pytest.mark.parametrize("lam, kappa", [(0.0, 2.0), (0.1, 0.0), (-0.1, 2.0), (0.1, -2.0), (-0.1, -2.0),
                                         (None, 2.0), (0.1, None), (np.nan, 2.0), (0.1, np.nan)])
 def test_exp_growth_guard(lam, kappa):
+    # private: its public caller, finding 1 (main findings), needs the whole A-figure set
     assert F._exp_growth({"N": N}, lam, kappa) is None
 
 
 def test_exp_growth_uses_the_middle_of_the_grid():
+    # private: its public caller, finding 1 (main findings), needs the whole A-figure set
     # N = 1, 10, 100, 1000, 10000: mid index 2 (N = 100); ΔH = log(100)/(0.5 · 0.5) = 18.42
     got = F._exp_growth({"N": [1, 10, 100, 1000, 10000]}, 0.5, 0.5)
     assert got == pytest.approx(math.log(100) / 0.25, rel=1e-12)
 
 
 def test_exponential_growth_prediction_is_log_ratio_over_kappa_lambda():
+    # private: its public caller, finding 1 (main findings), needs the whole A-figure set
     # ΔH = log(N_last / N_mid) / (κ̂ λ) = log(10) / (2 · 0.1) = 11.51
     assert F._exp_growth({"N": N}, 0.1, 2.0) == pytest.approx(np.log(10) / 0.2, rel=1e-12)
     r = _r12("exponential", FLAT, "tempered", GROW, lam=0.1)
@@ -617,6 +620,7 @@ def test_f1_f2_read_the_bic_law_and_the_seed_mean_window():
 
 
 def test_nested_text_each_outcome():
+    # private: its public caller, finding 1 (main findings), needs the whole A-figure set
     assert F._nested_text(T_EXP) == T_EXP_TEXT
     assert F._nested_text(T_SLOW) == T_SLOW_TEXT
     assert F._nested_text(T_NOT) == T_NOT_TEXT
@@ -779,6 +783,7 @@ def test_master_diagnosis_names_each_factor():
 
 
 def test_f5_a5_only_without_a_slope():
+    # private: its public callers are the main findings' texts, which need the whole A-figure set
     (n, verdict, rows, rule), = F.f5({"A5": {"pooled": {"slope": None, "r2": None, "n": 0}}})
     assert (n, verdict, rule) == (5, "inconclusive", "rule: |pooled slope − 1| ≤ 0.3")
     assert rows == ["pooled slope of log N̂ on −κ̂ log f (A5): n/a, R² n/a, n 0"]
@@ -1207,6 +1212,7 @@ def test_h_last_and_growth_tables_hand_computed():
 
 
 def test_tables_and_mean():
+    # private: its public caller, the nulls summary, needs every null's rendered figure data
     R = _results()
     assert nl.h_last_table(R)["lag"] == {"gru": [4.0, 3.0], "lstm": [0.5]}           # A_CELLS order
     assert list(nl.h_last_table(R)["lag"]) == ["gru", "lstm"]
