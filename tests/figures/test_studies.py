@@ -177,6 +177,6 @@ def test_plugin_studies_loads_each_named_module_in_order(tmp_path, monkeypatch):
 def test_figure_ids_sort_naturally(monkeypatch):
     from types import SimpleNamespace
     # (letters, number) keys: A2 < A16 (not "A16" < "A2"), b2 < b10; an id that is not letters then
-    # digits ("A1x", "T") is its own letters with number 0: "A1x" after every ("A", n), before "T"
-    monkeypatch.setattr(studies, "STUDIES", (SimpleNamespace(figures=dict.fromkeys(["b10", "A16", "T", "b2", "A2", "A1x"])),))
-    assert list(studies.figures()) == ["A2", "A16", "A1x", "T", "b2", "b10"]
+    # digits ("A1x", "T") is its own letters with number 0: "A1x" after every ("A", n), before "T"; "T" ties with "T0" (both ("T", 0)) and keeps its place
+    monkeypatch.setattr(studies, "STUDIES", (SimpleNamespace(figures=dict.fromkeys(["b10", "A16", "T", "b2", "A2", "A1x", "T0"])),))
+    assert list(studies.figures()) == ["A2", "A16", "A1x", "T", "T0", "b2", "b10"]
