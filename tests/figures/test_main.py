@@ -434,6 +434,10 @@ def test_pinned_restart_subprocess(monkeypatch, stub, capsys):
     assert got["cmd"] == platform.reexec_argv("lwsim.figures", ["--only", "A2"])
     assert got["env"] == {"E": "1"} and got["preexec_fn"] is platform.die_with_parent
     assert capsys.readouterr().err == "lwsim.figures: pinned platform: n1\nlwsim.figures: pinned platform: n2\n"
+    # private: main always passes as_program; only a direct call reaches its default (a child process)
+    monkeypatch.setattr(os, "execve", lambda *a: pytest.fail("the default is a child process, not execve"))
+    assert M._pinned_restart(_args(), []) == 7
+    capsys.readouterr()
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
