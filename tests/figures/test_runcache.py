@@ -82,7 +82,7 @@ def _problem(tmp_path, edit=None, arrays=None):
         js.write_text(edit if isinstance(edit, str) else json.dumps(edit(meta)))
     if arrays is not None:
         np.savez(nz, **arrays)
-    return C._problem(RUN, js, nz)
+    return C._problem(RUN, js, nz)     # private: load() turns its (record, why) into a CacheWarning; the reason by hand needs it
 
 
 @pytest.mark.parametrize("scheduler", [None, "local"])
