@@ -1,6 +1,6 @@
 """Helpers shared by the studies' figures and finding rules (docs/experiments.md §5.4–5.5): runs by
 cell, stacked run arrays, a finite log–log fit, the seed-spread text, the growth of Ĥ_N over the
-upper half of the N grid and its saturation rule. Imports no study."""
+upper half of the N grid. Imports no study."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,11 +37,6 @@ def _growth(h):
     """Ĥ_N growth over the upper half of the N grid (last minus middle)."""
     h = np.asarray(h, float)
     return float(h[-1] - h[len(h) // 2])
-
-
-def _saturated(h):
-    """Saturation rule of finding 1: growth over the upper half ≤ 10% of max(1, max Ĥ_N)."""
-    return _growth(h) <= 0.1 * max(1.0, float(np.max(h)))
 
 
 def spread_text(values, fmt=".3g"):

@@ -55,6 +55,7 @@ def test_stack_casts_to_float_rows():
 
 
 def test_finite_logfit_four_points_hand_computed():
+    # private: its public callers (A5/A6/A14 figures) draw a figure from a_main runs; seed_factors gives only the slope
     # x̄ = ȳ = 1.5, Sxy = 4, Sxx = 5, Syy = 5: slope 0.8, intercept 0.3, R² = 16/25.
     f = common._finite_logfit(np.array([0.0, 1.0, 2.0, 3.0, np.nan]), np.array([0.0, 2.0, 1.0, 3.0, 7.0]))
     assert math.isclose(f["slope"], 0.8) and math.isclose(f["intercept"], 0.3)
@@ -63,38 +64,34 @@ def test_finite_logfit_four_points_hand_computed():
 
 
 def test_finite_logfit_small_spread_keeps_r2():
+    # private: its public callers (A5/A6/A14 figures) draw a figure from a_main runs; seed_factors gives only the slope
     # y scaled by 0.1: total sum of squares 0.05 (< 1), R² unchanged at 0.64, slope 0.08, intercept 0.03.
     f = common._finite_logfit(np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 0.2, 0.1, 0.3]))
     assert math.isclose(f["r2"], 0.64) and math.isclose(f["slope"], 0.08) and math.isclose(f["intercept"], 0.03)
 
 
 def test_finite_logfit_three_points_unit_range_is_fitted():
+    # private: its public callers (A5/A6/A14 figures) draw a figure from a_main runs; seed_factors gives only the slope
     # Three finite points are enough; x spans exactly 1. x̄ = 0.5, ȳ = 2/3, Sxy = 0.75, Sxx = 0.5.
     f = common._finite_logfit(np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.5, 1.5]))
     assert f["n"] == 3 and math.isclose(f["slope"], 1.5) and math.isclose(f["intercept"], -1 / 12)
 
 
 def test_finite_logfit_refuses_two_points_or_constant_x():
+    # private: its public callers (A5/A6/A14 figures) draw a figure from a_main runs; seed_factors gives only the slope
     assert common._finite_logfit(np.array([0.0, 1.0, np.nan]), np.array([1.0, 2.0, 3.0])) == \
         {"slope": None, "intercept": None, "r2": None, "n": 2}
     assert common._finite_logfit(np.array([2.0, 2.0, 2.0]), np.array([1.0, 2.0, 3.0]))["slope"] is None
 
 
 def test_finite_logfit_constant_y_has_no_r2():
+    # private: its public callers (A5/A6/A14 figures) draw a figure from a_main runs; seed_factors gives only the slope
     f = common._finite_logfit(np.array([0.0, 1.0, 2.0]), np.array([2.0, 2.0, 2.0]))
     assert f["r2"] is None and abs(f["slope"]) < 1e-12 and math.isclose(f["intercept"], 2.0)
 
 
-# ----------------------------------------------------------------------------------------------
-# _saturated
-# ----------------------------------------------------------------------------------------------
-
-
-def test_saturated_uses_floor_of_one_for_small_h():
-    # growth = 0.65 − 0.5 = 0.15 > 0.1·max(1, 0.65) = 0.1: still growing.
-    assert not common._saturated([0.0, 0.5, 0.65])
-    assert common._saturated([0.0, 0.5, 0.59])
-    assert common._growth([0.0, 0.5, 0.65]) == 0.65 - 0.5
+def test_growth_is_last_minus_middle():
+    assert common._growth([0.0, 0.5, 0.65]) == 0.65 - 0.5       # private: finding 1's parts read it via growth_share
 
 
 # ----------------------------------------------------------------------------------------------
@@ -131,10 +128,12 @@ def test_spread_text_mean_not_median():
 
 
 def test_fmt_none_and_number():
+    # private: its public caller is the main study's finding text, which needs the whole A-figure set
     assert common._fmt(None) == "n/a"
     assert common._fmt(1.234) == "1.23"
     assert common._fmt(0.5, ".1f") == "0.5"
 
 
 def test_fmt_default_format_writes_nan_lowercase():
+    # private: its public caller is the main study's finding text, which needs the whole A-figure set
     assert common._fmt(float("nan")) == "nan" and common._fmt(float("inf")) == "inf"

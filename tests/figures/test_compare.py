@@ -49,45 +49,58 @@ def test_snapshot_takes_the_outputs_directly_in_the_folder(tmp_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# _normal
+# _normal (through report and findings_diff)
 # ----------------------------------------------------------------------------------------------
 
 
 # --- normalisation and numbers ----------------------------------------------------------------------
 def test_normal_drops_only_the_folder_arguments_of_markdown():
     md = b"by `x --out figures/a --cache runs/b` and --out c"
-    assert compare._normal("FINDINGS.md", md) == b"by `x --out \xe2\x80\xa6 --cache \xe2\x80\xa6 and --out c"   # \\S+ takes the backtick
-    assert compare._normal("A1.json", b"--out a --cache b") == b"--out a --cache b"     # JSON untouched
-    assert compare._normal("x.md", b"\xff ok") == "\ufffd ok".encode()                  # bad UTF-8 replaced
+    # \\S+ takes the backtick: the folders and the closing backtick become "…"
+    assert compare.findings_diff(b"", md) == ["  header and headline table; 1 line(s) differ:",
+                                               "    + by `x --out \u2026 --cache \u2026 and --out c"]
+    assert compare.report({"F.md": md}, {"F.md": b"by `x --out o --cache k` and --out c"}, "w") == \
+        ["bit-identical to w (1 files)"]
+    # JSON untouched: other folders in a JSON file are a difference
+    assert compare.report({"A1.json": b"--out a --cache b"}, {"A1.json": b"--out x --cache b"}, "w")[0] == \
+        "NOT bit-identical to w: 1 of 1 files differ"
+    assert compare.findings_diff(b"", b"\xff ok") == ["  header and headline table; 1 line(s) differ:",
+                                                       "    + \ufffd ok"]                      # bad UTF-8 replaced
 
 
 # ----------------------------------------------------------------------------------------------
-# _numbers
+# _numbers (through json_diff: every number of the new side is "moved" from an empty list)
 # ----------------------------------------------------------------------------------------------
 
 
 def test_numbers_paths_and_values():
     obj = {"a": {"b": [1, 2.5, "nan"]}, "t": True, "n": None, "s": "x", "e": [], "d": {}}
-    got = compare._numbers(obj)
-    assert got == {"a.b[0]": 1.0, "a.b[1]": 2.5, "a.b[2]": "nan", "t": True, "n": None, "s": "x"}
-    assert type(got["a.b[0]"]) is float and got["t"] is True        # ints as floats, bools kept
-    assert compare._numbers([[3]]) == {"[0][0]": 3.0}
-    assert compare._numbers(7) == {"": 7.0}
+    # ints as floats (1 → 1.0), bools and None kept, strings as given; empty containers hold none
+    assert compare.json_diff("[]", json.dumps(obj), limit=9) == (
+        "6 of 6 values differ, largest relative change inf (a.b[0]: '<absent>' → 1.0; "
+        "a.b[1]: '<absent>' → 2.5; a.b[2]: '<absent>' → 'nan'; n: '<absent>' → None; s: '<absent>' → 'x'; "
+        "t: '<absent>' → True)")
+    assert compare.json_diff("[]", "[[3]]") == "1 of 1 values differ, largest relative change inf ([0][0]: '<absent>' → 3.0)"
+    assert compare.json_diff("[]", "7") == "1 of 1 values differ, largest relative change inf (: '<absent>' → 7.0)"
 
 
 # ----------------------------------------------------------------------------------------------
-# _rel
+# _rel (through json_diff's largest relative change)
 # ----------------------------------------------------------------------------------------------
+
+
+def _worst(old, new):
+    return compare.json_diff(old, new).split("largest relative change ")[1].split(" (")[0]
 
 
 def test_rel():
-    assert compare._rel(1.0, 1.5) == 0.5 / 1.5
-    assert compare._rel(-2.0, 1.0) == 3.0 / 2.0
-    assert compare._rel(0.0, 0.0) == 0.0                             # 0/1e-300
-    assert compare._rel(0.0, 1e-310) == 1e-310 / 1e-300              # the floor, not the tiny value
-    assert compare._rel(1.0, math.inf) == math.inf and compare._rel(math.nan, 1.0) == math.inf
-    assert compare._rel("nan", 1.0) == math.inf and compare._rel(None, 1.0) == math.inf
-    assert compare._rel(1.0, None) == math.inf
+    assert _worst("[1.0]", "[1.5]") == "0.33"                        # 0.5 / 1.5 (not 0.5 / 1)
+    assert _worst("[-2.0]", "[1.0]") == "1.5"                        # 3 / 2: the larger magnitude
+    assert _worst("[0.0]", "[1e-310]") == "1e-10"                    # the floor 1e-300, not the tiny value
+    assert _worst("[1.0]", "[Infinity]") == "inf" and _worst("[NaN]", "[1.0]") == "inf"
+    assert _worst('["nan"]', "[1.0]") == "inf" and _worst("[null]", "[1.0]") == "inf"
+    assert _worst("[1.0]", "[null]") == "inf"
+    assert _worst("[1.0, 0.0]", "[1.5, 0.0]") == "0.33"              # an unchanged 0 is not moved
 
 
 # ----------------------------------------------------------------------------------------------
@@ -134,45 +147,70 @@ def test_json_diff_default_limit_and_exactly_limit():
 
 
 # ----------------------------------------------------------------------------------------------
-# _sections
+# _sections (through findings_diff)
 # ----------------------------------------------------------------------------------------------
 
 
 # --- FINDINGS.md ------------------------------------------------------------------------------------
 def test_sections_and_verdicts():
-    s = compare._sections(FINDINGS)
-    assert list(s) == ["", "1. one", "2. two"]
-    assert s["1. one"] == ["", "**reproduced**", "", "- slope 1.02", ""]
-    assert compare._sections("x\n##  a b \ny") == {"": ["x"], "a b": ["y"]}
-    assert compare._verdicts(FINDINGS) == {"1": "reproduced", "2": "inconclusive"}
+    # the heading's text is stripped; the part before the first heading is its own ('') section
+    assert compare.findings_diff(b"x\n##  a b \nz", b"x\n##  a b \ny") == \
+        ["  section 'a b'; 1 line(s) differ:", "    - z", "    + y"]
+    two = FINDINGS.replace("- slope 1.02", "- slope 1.03").replace("- rho 0.40", "- rho 0.41")
+    assert compare.findings_diff(FINDINGS.encode(), two.encode()) == [
+        "  finding 1: verdict reproduced (unchanged); 1 line(s) differ:", "    - - slope 1.02", "    + - slope 1.03",
+        "  finding 2: verdict inconclusive (unchanged); 1 line(s) differ:", "    - - rho 0.40", "    + - rho 0.41"]
     # only three-cell rows whose first cell is a number; rows of a section are not the headline table
-    assert compare._verdicts("| 1 | a | b | c |\n| x | a | b |\n|3|t|v|\n## 4. f\n| 4 | f | no |\n") == {"3": "v"}
+    head = "| 1 | a | b | c |\n| x | a | b |\n|3|t|v|\n## 4. f\n| 4 | f | no |\n"
+    old = head + "## 3. t\np\n## 1. a\np\n"
+    new = head.replace("| 4 | f | no |", "| 4 | f | no |\nq") + "## 3. t\nq\n## 1. a\nq\n"
+    assert [x for x in compare.findings_diff(old.encode(), new.encode()) if "verdict" in x] == [
+        "  finding 4: verdict None (unchanged); 1 line(s) differ:",
+        "  finding 3: verdict v (unchanged); 1 line(s) differ:",
+        "  finding 1: verdict None (unchanged); 1 line(s) differ:"]
 
 
 # ----------------------------------------------------------------------------------------------
-# _verdicts
+# _verdicts (through findings_diff)
 # ----------------------------------------------------------------------------------------------
 
 
 def test_verdicts_of_compact_rows():
-    assert compare._verdicts("|5|f|X|\n") == {"5": "X"}
+    assert compare.findings_diff(b"|5|f|X|\n## 5. f\na\n", b"|5|f|Y|\n## 5. f\nb\n") == [
+        "  header and headline table; 1 line(s) differ:", "    - |5|f|X|", "    + |5|f|Y|",
+        "  finding 5: verdict X → Y; 1 line(s) differ:", "    - a", "    + b"]
 
 
 # ----------------------------------------------------------------------------------------------
-# _excerpt
+# _excerpt (through findings_diff: each changed line is shown as its excerpt)
 # ----------------------------------------------------------------------------------------------
+
+
+def _shown(old, new, limit=4):
+    """The excerpts findings_diff shows for one changed line of a section."""
+    return compare.findings_diff(f"## N\n{old}\n".encode(), f"## N\n{new}\n".encode(), limit=limit)[1:]
 
 
 def test_excerpt_around_the_first_difference():
     a = "x" * 300 + "A" + "y" * 300
     b = "x" * 300 + "B" + "y" * 300
-    got = compare._excerpt(a, b)
     # the difference at 300: the window starts 80 before it, 240 long, cut on both sides
-    assert got == "…" + a[220:460] + "…"
-    assert compare._excerpt("short", "shirt") == "short"
-    assert compare._excerpt("ab" * 200, "ab" * 200) == "…" + ("ab" * 200)[160:400]      # no difference: the end
-    assert compare._excerpt("abc" + "z" * 300, "abd", width=10) == "ab" + "c" + "z" * 7 + "…"
-    assert compare._excerpt("z" * 50, "", width=10) == "z" * 10 + "…"
+    assert _shown(a, b) == ["    - …" + a[220:460] + "…", "    + …" + b[220:460] + "…"]
+    assert _shown("short", "shirt") == ["    - short", "    + shirt"]
+    # no difference inside the shorter: the window ends at the end of the shorter one (200 of "ab"*200)
+    assert _shown("ab" * 200, "ab" * 100) == ["    - …" + ("ab" * 200)[120:360] + "…", "    + " + "ab" * 100]
+    # the difference past the end: the window is the last 240 characters, cut only in front
+    assert _shown("ab" * 200, "ab" * 200 + "c") == ["    - …" + ("ab" * 200)[160:400], "    + …" + ("ab" * 200 + "c")[161:401]]
+    # an unpaired removal is cut against "": from its start
+    assert compare.findings_diff(("## N\n" + "z" * 300 + "\n").encode(), b"## N\n") == \
+        ["  section 'N'; 0 line(s) differ:", "    - " + "z" * 240 + "…"]
+
+
+def test_excerpt_width_is_240():
+    # "abc"+z*300 against "abd": first difference at 2, start max(0, min(-78, 63)) = 0; 240 shown then "…"
+    assert _shown("abc" + "z" * 300, "abd")[0] == "    - abc" + "z" * 237 + "…"
+    # exactly 240 characters: nothing cut
+    assert _shown("q" * 240, "r")[0] == "    - " + "q" * 240
 
 
 # ----------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def test_every_experiment_of_the_registry_declares_its_configuration():
 
 def test_a_declaration_error_is_loud():
     from lwsim.figures.config import run_config
-    with pytest.raises(ValueError, match="has a configuration class already"):
+    with pytest.raises(ValueError, match=r"\ba_main\b.*\balready\b"):
         @run_config("a_main")
         class Again(RunConfig):
             x: int
@@ -73,7 +73,7 @@ def test_run_config_declares_a_frozen_keyword_only_registered_class(monkeypatch)
         table: dict = dataclasses.field(default_factory=dict)
 
     assert cfgmod.CONFIGS["toy_exp"] is Toy and Toy.experiment == "toy_exp"
-    with pytest.raises(TypeError, match="configuration field type <class 'dict'> is not supported"):
+    with pytest.raises(TypeError, match=r"\bdict\b"):
         Toy.of({"n": 1})
 
     @cfgmod.run_config("toy_exp2")
@@ -105,11 +105,11 @@ def test_an_undeclared_experiment_reads_its_keys_as_given():
     assert isinstance(u, Undeclared) and u["T"] == 3 and declared(u, "T", 1) == 3 and declared(u, "H", 1) == 1
     assert u.as_dict() == {"T": 3} and "T" in u and list(u) == ["T"]
     assert u.keys() == ("T",) and u.items() == (("T", 3),)
-    with pytest.raises(TypeError, match="configuration must be a mapping, got list"):
+    with pytest.raises(TypeError, match=r"^configuration\b"):
         Undeclared([1])
     # strict=False: a configuration that does not validate (a partial cost probe) is read as given
     assert isinstance(config_of("a_main", {"T": 3}, strict=False), Undeclared)
-    with pytest.raises(ValueError, match="missing key"):
+    with pytest.raises(ValueError, match=r"\ba_main\b.*\bmissing\b"):
         config_of("a_main", {"T": 3})
 
 
@@ -141,47 +141,47 @@ def test_defaults_live_in_the_declaration():
     assert AMain.of(_main()).tail_methods is not c.tail_methods
     assert BAnisotropy.read({}, "protocol") == "lwsim" and BAnisotropy.read({"protocol": "author"}, "protocol") == "author"
     assert BAnisotropy.read({}, "conventions") == ["lwsim"]
-    with pytest.raises(KeyError, match="declares no key 'nope'"):
+    with pytest.raises(KeyError, match=r"\bno key\b.*\bnope\b"):
         BAnisotropy.read({}, "nope")
-    with pytest.raises(KeyError, match="lacks the required key 'task'"):
+    with pytest.raises(KeyError, match=r"\brequired\b.*\btask\b"):
         BAnisotropy.read({}, "task")
 
 
 def test_bad_configurations_name_the_key():
-    with pytest.raises(ValueError, match=r"a_main configuration: unknown key\(s\) \['epochz'\]"):
+    with pytest.raises(ValueError, match=r"\bunknown\b.*\bepochz\b"):
         AMain.of(_main(epochz=3))
     cfg = _main()
     del cfg["lr"], cfg["eps"]
-    with pytest.raises(ValueError, match=r"missing key\(s\) \['eps', 'lr'\]"):
+    with pytest.raises(ValueError, match=r"\bmissing\b.*\beps\b.*\blr\b"):
         AMain.of(cfg)
-    with pytest.raises(TypeError, match=r"H must be int, got 6\.0 \(float\)"):
+    with pytest.raises(TypeError, match=r"\bH\b"):
         AMain.of(_main(H=6.0))
-    with pytest.raises(TypeError, match="orient must be bool"):
+    with pytest.raises(TypeError, match=r"\borient\b"):
         AMain.of(_main(orient=1))
-    with pytest.raises(TypeError, match=r"lags must be list\[int\]"):
+    with pytest.raises(TypeError, match=r"\blags\b"):
         AMain.of(_main(lags=[1, 2.5]))
-    with pytest.raises(ValueError, match="statistic must be one of"):
+    with pytest.raises(ValueError, match=r"\bstatistic\b"):
         AMain.of(_main(statistic="per-step"))
-    with pytest.raises(ValueError, match="nulls must be among"):
+    with pytest.raises(ValueError, match=r"\bnulls\b"):
         AMain.of(_main(nulls=["lag", "fulll"]))
-    with pytest.raises(ValueError, match="backend must be one of"):
+    with pytest.raises(ValueError, match=r"\bbackend\b"):
         AMain.of(_main(backend="jax"))
-    with pytest.raises(TypeError, match="a_main configuration must be a mapping, got list"):
+    with pytest.raises(TypeError, match=r"^a_main\b.*\bmapping\b"):
         AMain.of([("H", 6)])
     # a configuration of another experiment is read as its keys: here a_main's own are unknown to A13's
     from lwsim.figures.studies.conventions.experiment import AConventions
-    with pytest.raises(ValueError, match=r"unknown key\(s\) \['floor_ablations', 'nulls'\]"):
+    with pytest.raises(ValueError, match=r"\bunknown\b.*\bfloor_ablations\b.*\bnulls\b"):
         AConventions.of(AMain.of(_main()))
     # ints are floats; bools are neither ints nor floats; None only where declared
     assert AMain.of(_main(lr=1)).lr == 1
-    with pytest.raises(TypeError, match="lr must be float"):
+    with pytest.raises(TypeError, match=r"\blr\b"):
         AMain.of(_main(lr=True))
     assert AMain.of(_main(min_samples=None)).min_samples is None
 
 
 def test_the_experiment_validates_its_configuration_once_at_entry():
     from lwsim.figures.run import EXPERIMENTS
-    with pytest.raises(ValueError, match=r"unknown key\(s\) \['epochz'\]"):
+    with pytest.raises(ValueError, match=r"\bunknown\b.*\bepochz\b"):
         EXPERIMENTS["a_main"](_main(epochz=1))
 
 
@@ -199,7 +199,7 @@ def test_typed_configuration_reads_like_the_recorded_one():
     assert err.value.args == ("nope",)
     d = c.replace(H=7)
     assert d.H == 7 and c.H == 6
-    with pytest.raises(TypeError, match="H must be int"):
+    with pytest.raises(TypeError, match=r"\bH\b"):
         c.replace(H="7")
     assert declared(c, "H", 0) == 6 and declared(c, "n_lags", 3) == 3 and declared(c, "n_lags") is None
     json.dumps(dict(c.items()))                                       # its values stay JSON values

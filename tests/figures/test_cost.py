@@ -200,6 +200,7 @@ def test_cost_model_conventions_and_fixed_overhead():
     cal = {"coef": {"b_expansion": {"one": 0.09, "diag": 1e-9}}}
     assert cost.predict_seconds(tiny, cal)[0] == pytest.approx(0.09 + 1e-9 * 10)
     # calibration fits the overhead next to a rate, from runs of 0.09 s … 0.2 s
+    # private: the fit's public caller, calibrate(), times real probe runs and a GEMM subprocess
     rows = [({"one": 1.0, "diag": d}, 0.09 + 1e-7 * d) for d in (1e4, 3e5, 1e6)]
     assert cost._fit(rows) == pytest.approx({"one": 0.09, "diag": 1e-7}, rel=1e-6)
 
@@ -265,6 +266,7 @@ def test_dry_run_peak_memory_bound_at_final_paper_size():
 
 
 def test_firsts_first_run_of_each_experiment(fake_plan):
+    # private: its one public caller, calibrate(), times every probe run and a GEMM subprocess
     calls, (b1, a1, a2) = fake_plan
     assert cost._firsts("smoke", "numba") == {"b": b1, "a": a1}
     assert calls == [(["F9", "F1"], "smoke", "numba")]
@@ -276,6 +278,7 @@ def test_firsts_first_run_of_each_experiment(fake_plan):
 
 
 def test_probes_by_hand(fake_plan):
+    # private: its one public caller, calibrate(), times every probe run and a GEMM subprocess
     calls, (b1, a1, a2) = fake_plan
     warm, probes = cost._probes("numpy")
     assert warm == [b1, a1, a2]                                    # the smoke preset, each run once
@@ -295,12 +298,14 @@ def test_probes_by_hand(fake_plan):
 
 # ------------------------------------------------------------------------------ _fit
 def test_fit_a_row_without_a_term_counts_it_as_zero():
+    # private: the fit's public caller, calibrate(), times real probe runs and a GEMM subprocess
     # the first run has no diag work: times 1, 2, 3 = 1 + 0.1 · (0, 10, 20) exactly
     rows = [({"one": 1.0}, 1.0), ({"one": 1.0, "diag": 10.0}, 2.0), ({"one": 1.0, "diag": 20.0}, 3.0)]
     assert cost._fit(rows) == pytest.approx({"one": 1.0, "diag": 0.1}, rel=1e-9)
 
 
 def test_calibration_fit_recovers_planted_rates():
+    # private: the fit's public caller, calibrate(), times real probe runs and a GEMM subprocess
     rows = [({"one": 1.0, "train": t, "stats": s}, 0.2 + 1e-3 * t + 5e-4 * s)
             for t, s in [(10, 0), (100, 10), (1000, 30), (30, 3000)]]
     coef = cost._fit(rows)
@@ -308,6 +313,7 @@ def test_calibration_fit_recovers_planted_rates():
 
 
 def test_calibration_fit_floor_on_flop_rates():
+    # private: the fit's public caller, calibrate(), times real probe runs and a GEMM subprocess
     # no FLOP share in the planted times: the plain fit gives train 0 (infinitely fast operations)
     rows = [({"one": 1.0, "train": t, "steps": n}, 0.5 + 1e-3 * n) for t, n in [(1e3, 10), (5e4, 10), (2e4, 300), (1e5, 90)]]
     assert cost._fit(rows)["train"] == 0.0
@@ -580,7 +586,10 @@ def test_dry_run_table_flags_generic_and_sums_uncached(tmp_path):
 
 
 def test_fmt_h_none():
-    assert cost._fmt_h(None) == "n/a"
+    # a group without a calibrated estimate: its core-hours read "n/a" (the total then too)
+    row = {"group": "g", "runs": 2, "cached": 0, "core_h": None, "core_h_todo": 0.000556, "peak_gb": 1.0, "generic": []}
+    assert cost.format_dry_run([row], "quick", None).splitlines()[3:] == [
+        "| g | 2 | 0 | n/a | 0.000556 | 1.00 GB |", "| total | 2 | 0 | n/a | 0.000556 | 1.00 GB |"]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ def test_interrupted_client_resumes(tmp_path, cluster, monkeypatch):
 
 def test_missing_extra_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)        # import distributed → ImportError
-    with pytest.raises(DaskUnavailable, match=r"pip install 'lwsim\[dist\]'"):
+    with pytest.raises(DaskUnavailable, match=r"lwsim\[dist\]"):
         run_grid(squares(1), cache_dir=tmp_path, scheduler="local", progress=False)
 
 
@@ -149,7 +149,7 @@ def test_missing_extra_clear_error(tmp_path, monkeypatch):
 
 def test_unreachable_scheduler_clear_error(tmp_path):
     t0 = time.time()
-    with pytest.raises(SchedulerUnreachable, match=r"tcp://127\.0\.0\.1:9 within 2 s"):
+    with pytest.raises(SchedulerUnreachable, match=r"tcp://127\.0\.0\.1:9\b"):
         run_grid(squares(1), cache_dir=tmp_path, scheduler="tcp://127.0.0.1:9", timeout=2, progress=False)
     assert time.time() - t0 < 15
     run_grid(squares(1), cache_dir=tmp_path, jobs=1, progress=False)       # all cached: no cluster needed

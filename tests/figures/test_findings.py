@@ -176,6 +176,7 @@ def test_findings_provenance_line():
 
 
 def test_cells_of_a_table_line():
+    # private: its public caller diffs whole FINDINGS files; the pipe-stripping of one row by hand needs the helper
     assert fa._cells("| a | b |") == ["a", "b"]
     assert fa._cells("  | 1 | x y |z|  ") == ["1", "x y", "z"]
     assert fa._cells("| a |X|") == ["a", "X"]          # only the pipes are stripped from the ends

@@ -80,7 +80,7 @@ def _err(capsys, argv):
 class _Calls:
     def __init__(self, monkeypatch, problems):
         self.seen = []
-        import lwsim._cli as cli
+        import lwsim._cli as cli            # private: the shared CLI-check module whose checks main() runs
 
         def folder(path, flag):
             self.seen.append(flag)
@@ -292,110 +292,135 @@ def test_bad_cluster_options(args, message, capsys):
 # ----------------------------------------------------------------------------------------------
 
 
-def test_setup_all_checks_in_order(monkeypatch, tmp_path):
+def _problem(capsys, *argv):
+    """main(argv)'s setup verdict: the one-line problem it stopped on (exit 2), or None when it went
+    on to the work (exit 0; make_figures and the cost functions are stubbed)."""
+    rc = main(list(argv))
+    err = capsys.readouterr().err
+    assert rc in (0, 2)
+    return err.split("lwsim.figures: error: ", 1)[1].rstrip("\n") if rc == 2 else None
+
+
+@pytest.fixture
+def no_cost(monkeypatch):
+    """--dry-run and --calibrate reach the cost functions, here stubbed (nothing planned or timed)."""
+    import lwsim.figures.plan as P
+    monkeypatch.setattr(cost, "calibrate", lambda *a, **k: {"startup_s": 0.0})
+    monkeypatch.setattr(cost, "load_calibration", lambda cache: None)
+    monkeypatch.setattr(cost, "reference_calibration", lambda: {})
+    monkeypatch.setattr(P, "plan", lambda *a: {})
+    monkeypatch.setattr(cost, "dry_run_table", lambda *a: [])
+    monkeypatch.setattr(cost, "format_dry_run", lambda *a: "")
+
+
+def test_setup_all_checks_in_order(monkeypatch, tmp_path, stub, capsys):
     c = _Calls(monkeypatch, {})
-    assert M._setup_problem(_args("--scheduler", "local", "--compare", str(tmp_path))) is None
-    assert c.seen == ["--cache", "--out", "--backend", "dask"]
+    assert _problem(capsys, "--scheduler", "local", "--compare", str(tmp_path)) is None
+    assert c.seen == ["--cache", "--out", "--backend", "dask"] and len(stub) == 1
 
 
-def test_setup_first_problem_wins(monkeypatch):
+def test_setup_first_problem_wins(monkeypatch, stub, capsys):
     c = _Calls(monkeypatch, {"--out": "OUT", "--backend": "BK", "dask": "DK"})
-    assert M._setup_problem(_args("--scheduler", "local")) == "OUT"
+    assert _problem(capsys, "--scheduler", "local") == "OUT"
     assert c.seen == ["--cache", "--out"]
     c = _Calls(monkeypatch, {"--cache": "CA", "--out": "OUT"})
-    assert M._setup_problem(_args()) == "CA"
+    assert _problem(capsys) == "CA"
     c = _Calls(monkeypatch, {"--backend": "BK", "dask": "DK"})
-    assert M._setup_problem(_args("--scheduler", "local")) == "BK"
+    assert _problem(capsys, "--scheduler", "local") == "BK"
     c = _Calls(monkeypatch, {"dask": "DK"})
-    assert M._setup_problem(_args("--scheduler", "local")) == "DK"
+    assert _problem(capsys, "--scheduler", "local") == "DK"
+    assert stub == []                                                   # nothing made after a problem
 
 
-def test_setup_remote_skips_backend(monkeypatch):
+def test_setup_remote_skips_backend(monkeypatch, stub, capsys):
     c = _Calls(monkeypatch, {})
-    assert M._setup_problem(_args("--scheduler", "tcp://h:1")) is None
+    assert _problem(capsys, "--scheduler", "tcp://h:1") is None
     assert c.seen == ["--cache", "--out", "dask"]
 
 
-def test_setup_no_scheduler_no_dask(monkeypatch, tmp_path):
+def test_setup_no_scheduler_no_dask(monkeypatch, tmp_path, stub, capsys):
     monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
     c = _Calls(monkeypatch, {})
-    assert M._setup_problem(_args()) is None
+    assert _problem(capsys) is None
     assert c.seen == ["--cache", "--out", "--backend"]
 
 
-def test_setup_dry_run_only_cache(monkeypatch):
+def test_setup_dry_run_only_cache(monkeypatch, stub, no_cost, capsys):
     c = _Calls(monkeypatch, {})
-    assert M._setup_problem(_args("--dry-run", "--scheduler", "local")) is None
+    assert _problem(capsys, "--dry-run", "--scheduler", "local") is None
     assert c.seen == ["--cache"]
 
 
-def test_setup_calibrate_checks_backend(monkeypatch):
+def test_setup_calibrate_checks_backend(monkeypatch, stub, no_cost, capsys):
     c = _Calls(monkeypatch, {})
-    assert M._setup_problem(_args("--calibrate", "--scheduler", "tcp://h:1")) is None
+    assert _problem(capsys, "--calibrate", "--scheduler", "tcp://h:1") is None
     assert c.seen == ["--cache", "--backend"]
 
 
-def test_setup_compare_not_folder(monkeypatch, tmp_path):
+def test_setup_compare_not_folder(monkeypatch, tmp_path, stub, capsys):
     _Calls(monkeypatch, {})
     f = tmp_path / "f"
     f.write_text("x")
-    assert M._setup_problem(_args("--compare", str(f))) == f"--compare {f}: is not a folder"
-    assert M._setup_problem(_args("--compare", str(tmp_path / "missing"))).endswith(": is not a folder")
+    assert _problem(capsys, "--compare", str(f)) == f"--compare {f}: is not a folder"
+    assert _problem(capsys, "--compare", str(tmp_path / "missing")).endswith(": is not a folder")
 
 
-def test_setup_passes_backend(monkeypatch):
+def test_setup_passes_backend(monkeypatch, stub, capsys):
+    # private: lwsim._cli is the package's shared CLI-check module; its checks are stubbed here
     import lwsim._cli as cli
     seen = []
     monkeypatch.setattr(cli, "folder_problem", lambda p, f: None)
     monkeypatch.setattr(cli, "backend_problem", lambda b: seen.append(b))
     monkeypatch.delenv("LWSIM_SCHEDULER", raising=False)
-    M._setup_problem(_args("--backend", "numpy"))
+    assert _problem(capsys, "--backend", "numpy") is None
     assert seen == ["numpy"]
 
 
 # ----------------------------------------------------------------------------------------------
-# _dask_problem
+# _dask_problem (through main)
 # ----------------------------------------------------------------------------------------------
 
 
-def test_dask_problem(monkeypatch):
+def test_dask_problem(monkeypatch, stub, capsys):
     import lwsim.figures.dist as D
 
     def boom():
         raise D.DaskUnavailable("no dask here")
     monkeypatch.setattr(D, "_import_distributed", boom)
-    assert M._dask_problem() == "no dask here"
+    assert _problem(capsys, "--scheduler", "local") == "no dask here"
     monkeypatch.setattr(D, "_import_distributed", lambda: None)
-    assert M._dask_problem() is None
+    assert _problem(capsys, "--scheduler", "local") is None
 
 
 # ----------------------------------------------------------------------------------------------
-# _pinned_restart
+# _pinned_restart (through main)
 # ----------------------------------------------------------------------------------------------
 
 
 # ---- _pinned_restart ----------------------------------------------------------------------------
-def test_pinned_restart_skips(monkeypatch):
+def test_pinned_restart_skips(monkeypatch, stub, no_cost):
+    # each skip goes on in this process: make_figures (or the dry run) is reached, exit 0
     monkeypatch.setenv("LWSIM_PLATFORM", "native")
-    assert M._pinned_restart(_args(), []) is None
+    assert main([]) == 0 and len(stub) == 1
     monkeypatch.setenv("LWSIM_PLATFORM", "pinned")
-    assert M._pinned_restart(_args(), []) is None
+    monkeypatch.setattr(platform, "describe", lambda: {"ok": True})
+    assert main([]) == 0 and len(stub) == 2
     monkeypatch.delenv("LWSIM_PLATFORM")
     monkeypatch.setattr(platform, "pinnable", lambda: pytest.fail("must not ask"))
-    assert M._pinned_restart(_args("--native"), []) is None
-    assert M._pinned_restart(_args("--dry-run"), []) is None
+    assert main(["--native"]) == 0 and len(stub) == 3
+    assert main(["--dry-run"]) == 0 and len(stub) == 3
 
 
-def test_pinned_restart_unpinnable(monkeypatch, capsys):
+def test_pinned_restart_unpinnable(monkeypatch, stub, capsys):
     monkeypatch.delenv("LWSIM_PLATFORM")
     monkeypatch.setattr(platform, "pinnable", lambda: "this CPU lacks AVX2")
-    assert M._pinned_restart(_args(), []) is None
+    assert main([]) == 0 and len(stub) == 1
     assert capsys.readouterr().err == (
         "lwsim.figures: warning: this CPU lacks AVX2; running with this CPU's native kernels, so the bits "
         "may differ from the pinned reference\n")
 
 
-def test_pinned_restart_subprocess(monkeypatch, capsys):
+def test_pinned_restart_subprocess(monkeypatch, stub, capsys):
     monkeypatch.delenv("LWSIM_PLATFORM")
     monkeypatch.setattr(platform, "pinnable", lambda: None)
     monkeypatch.setattr(platform, "pinned_env", lambda: ({"E": "1"}, ["n1", "n2"]))
@@ -405,21 +430,26 @@ def test_pinned_restart_subprocess(monkeypatch, capsys):
         got.update(cmd=cmd, env=env, preexec_fn=preexec_fn)
         return 7
     monkeypatch.setattr(subprocess, "call", call)
-    assert M._pinned_restart(_args("--only", "A2"), ["--only", "A2"]) == 7
+    assert main(["--only", "A2"]) == 7 and stub == []              # the child's status; nothing run here
     assert got["cmd"] == platform.reexec_argv("lwsim.figures", ["--only", "A2"])
     assert got["env"] == {"E": "1"} and got["preexec_fn"] is platform.die_with_parent
     assert capsys.readouterr().err == "lwsim.figures: pinned platform: n1\nlwsim.figures: pinned platform: n2\n"
+    # private: main always passes as_program; only a direct call reaches its default (a child process)
+    monkeypatch.setattr(os, "execve", lambda *a: pytest.fail("the default is a child process, not execve"))
+    assert M._pinned_restart(_args(), []) == 7
+    capsys.readouterr()
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
     monkeypatch.setattr(subprocess, "call", interrupted)
-    assert M._pinned_restart(_args(), []) == 130
+    assert main([]) == 130
 
 
-def test_pinned_restart_execve(monkeypatch):
+def test_pinned_restart_execve(monkeypatch, stub):
     monkeypatch.delenv("LWSIM_PLATFORM")
     monkeypatch.setattr(platform, "pinnable", lambda: None)
     monkeypatch.setattr(platform, "pinned_env", lambda: ({"E": "1"}, []))
+    monkeypatch.setattr(sys, "argv", ["lwsim.figures", "--force"])          # main() as the program
     got = {}
 
     class Exec(Exception):
@@ -430,7 +460,7 @@ def test_pinned_restart_execve(monkeypatch):
         raise Exec
     monkeypatch.setattr(os, "execve", execve)
     with pytest.raises(Exec):
-        M._pinned_restart(_args(), ["--force"], as_program=True)
+        main()
     cmd = platform.reexec_argv("lwsim.figures", ["--force"])
     assert got == {"path": cmd[0], "cmd": cmd, "env": {"E": "1"}}
 
@@ -452,7 +482,7 @@ def test_smoke_end_to_end_and_cache(tmp_path):
         assert '"nan"' not in (out / f"{fig_id}.json").read_text(), fig_id
     text = (out / "FINDINGS.md").read_text()
     main = text.split("| # | finding | verdict |")[1].split("\n\n")[0]      # the headline table
-    assert main.count("| reproduced") + main.count("| not reproduced") + main.count("| inconclusive") == 10
+    assert sum(main.count(f"| {w} |") for w in ("reproduced", "not reproduced", "inconclusive", "withheld")) == 10
     nulls = text.split("## Findings 1–5 under each null")[1].split("| # | finding | lag | full | author |")[1]
     rows = nulls.split("\n\n")[0].strip().splitlines()[1:]                  # findings 1–5 × three nulls
     assert len(rows) == 5 and all(r.count("|") == 6 for r in rows)
@@ -698,7 +728,7 @@ def test_cli_profile_prints_the_table(tmp_path, capsys):
 # ----------------------------------------------------------------------------------------------
 
 
-def test_cost(monkeypatch, capsys):
+def test_cost(monkeypatch, capsys, stub):
     import lwsim.figures.cost as C
     import lwsim.figures.plan as P
     seen = []
@@ -709,19 +739,18 @@ def test_cost(monkeypatch, capsys):
     monkeypatch.setattr(P, "plan", lambda *a: seen.append(("plan",) + a) or "G")
     monkeypatch.setattr(C, "dry_run_table", lambda g, cache, cal: seen.append(("tab", g, cache, cal)) or "ROWS")
     monkeypatch.setattr(C, "format_dry_run", lambda rows, preset, cal: f"{rows}|{preset}|{cal}")
-    a = _args("--calibrate", "--dry-run", "--cache", "c", "--backend", "numpy", "--no-progress",
-              "--preset", "smoke", "--only", "A1", "--train-dtype", "float64")
-    assert M._cost(a) == 0
+    assert main(["--calibrate", "--dry-run", "--cache", "c", "--backend", "numpy", "--no-progress",
+                 "--preset", "smoke", "--only", "A1", "--train-dtype", "float64"]) == 0
     assert seen == [("cal", "c", "numpy", False), ("load", "c"), ("plan", ["A1"], "smoke", "numpy", "float64"),
                     ("tab", "G", "c", "REF")]
     assert capsys.readouterr().out == (f"lwsim.figures: calibration stored in c/{C.CALIBRATION_FILE} "
                                        "(numba start-up 1.2 s)\nROWS|smoke|REF\n")
     seen.clear()
     monkeypatch.setattr(C, "load_calibration", lambda cache: "MINE")
-    assert M._cost(_args("--dry-run")) == 0
+    assert main(["--dry-run"]) == 0
     assert seen[0][0] == "plan" and seen[1][3] == "MINE"
     assert capsys.readouterr().out == "ROWS|quick|MINE\n"
     seen.clear()
-    assert M._cost(_args("--calibrate")) == 0
+    assert main(["--calibrate"]) == 0
     assert seen == [("cal", "runs", "numba", True)]
     assert capsys.readouterr().out.startswith("lwsim.figures: calibration stored in runs/")

@@ -30,7 +30,7 @@ NOTRAIN = Run.make("y", a=2)
 
 # ---------------------------------------------------------------------------------------------- plan.py
 def test_group_runs_unknown_group_is_named():
-    with pytest.raises(ValueError, match=r"^unknown run group 'nope'$"):
+    with pytest.raises(ValueError, match=r"\bnope\b"):
         P.group_runs("nope", "smoke", "numpy")
 
 
@@ -50,7 +50,7 @@ def test_with_train_dtype():
     assert P.with_train_dtype((R32, NOTRAIN), None) == [R32, NOTRAIN]          # a list, unchanged
     assert P.with_train_dtype((R32, NOTRAIN), "float64") == [R64, NOTRAIN]     # only where it trains
     assert P.with_train_dtype([R64], "float32") == [R32]
-    with pytest.raises(ValueError, match=r"^train_dtype must be 'float32' or 'float64', got 'float16'$"):
+    with pytest.raises(ValueError, match=r"^train_dtype\b"):
         P.with_train_dtype([R32], "float16")
 
 

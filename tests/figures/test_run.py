@@ -130,6 +130,7 @@ def test_limit_threads(monkeypatch):
 
 
 def test_failure_text():
+    # private: its public callers report failures of runs executed in worker processes; the text of each exception kind needs the helper
     assert R._failure_text(RunError("Traceback...\nValueError: x")) == "Traceback...\nValueError: x"
     assert R._failure_text(ValueError("bad")) == "ValueError: bad"
     assert R._failure_text(KeyError("k")) == "KeyError: 'k'"

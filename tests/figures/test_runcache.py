@@ -82,7 +82,7 @@ def _problem(tmp_path, edit=None, arrays=None):
         js.write_text(edit if isinstance(edit, str) else json.dumps(edit(meta)))
     if arrays is not None:
         np.savez(nz, **arrays)
-    return C._problem(RUN, js, nz)
+    return C._problem(RUN, js, nz)     # private: load() turns its (record, why) into a CacheWarning; the reason by hand needs it
 
 
 @pytest.mark.parametrize("scheduler", [None, "local"])
@@ -159,6 +159,7 @@ def test_paths():
 
 
 def test_problem_refuses_pickled_arrays(tmp_path):
+    # private: load() turns its (record, why) into a CacheWarning and a deleted record; the reason string by hand needs the helper
     C.save(tmp_path, RUN, {"n": 1})
     js, nz = C.paths(tmp_path, RUN)
     np.savez(nz, o=np.array([{"a": 1}], dtype=object))
@@ -196,7 +197,7 @@ def test_checksum_by_hand():
 
 
 def test_save_record_by_hand(tmp_path):
-    with pytest.raises(TypeError, match=r"^result of t_mut_cache must be a dict, got list$"):
+    with pytest.raises(TypeError, match=r"\bt_mut_cache\b"):
         C.save(tmp_path, RUN, [1])
     y = np.arange(3.0)
     C.save(tmp_path, RUN, {"y": y, "n": 3, "t": (1, 2)})
@@ -220,7 +221,7 @@ def test_save_record_by_hand(tmp_path):
 
 
 def test_save_names_the_unserialisable_value(tmp_path):
-    with pytest.raises(TypeError, match=r"^result\.a: value of type object is not JSON-serialisable$"):
+    with pytest.raises(TypeError, match=r"^result\.a\b"):
         C.save(tmp_path, RUN, {"a": object(), "y": np.arange(2.0)})
     assert not any(tmp_path.rglob("*.json")) and not any(tmp_path.rglob("*.npz"))          # nothing written
 
@@ -254,6 +255,7 @@ def test_problem_reasons(tmp_path, edit, reason):
 
 
 def test_problem_arrays_and_success(tmp_path):
+    # private: load() turns its (record, why) into a CacheWarning and a deleted record; the reason string by hand needs the helper
     result, why = _problem(tmp_path)
     assert why is None and set(result) == {"y", "n"} and result["n"] == 1 and np.array_equal(result["y"], [0, 1, 2])
     assert _problem(tmp_path, arrays={"y": np.arange(3.0) + 1})[1] == "checksum mismatch (corrupted contents)"
@@ -288,9 +290,9 @@ def test_run_grid_validates(tmp_path):
         run_grid(squares(1), cache_dir=tmp_path, threads_per_run=0)
     with pytest.raises(ValueError, match="retries"):
         run_grid(squares(1), cache_dir=tmp_path, retries=-1)
-    with pytest.raises(ValueError, match="unknown experiment"):
+    with pytest.raises(ValueError, match=r"\bno_such_experiment\b"):
         run_grid([Run.make("no_such_experiment", x=1)], cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="scheduler must be"):
+    with pytest.raises(ValueError, match=r"^scheduler\b"):
         run_grid(squares(1), cache_dir=tmp_path, scheduler="")
 
 

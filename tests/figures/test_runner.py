@@ -155,6 +155,7 @@ def test_grid_failed_message():
 
 
 def test_pool_execute_in_process(exps):
+    # private: run_grid consumes its (run, ok, payload) stream into the cache and a GridFailed; the stream and the pool's arguments show only here
     exps("_mut_ok", dict)
     exps("_mut_bad", int)
     a, b = Run.make("_mut_ok", v=1), Run.make("_mut_bad", v=1)
@@ -168,6 +169,7 @@ def test_pool_execute_in_process(exps):
 def test_pool_execute_spawned(tmp_path, monkeypatch):
     """The process pool: builtins as experiments (picklable by name), each in a spawned worker
     whose environment has the thread caps; failures retried, then reported."""
+    # private: run_grid consumes its (run, ok, payload) stream into the cache and a GridFailed; the stream and the pool's arguments show only here
     monkeypatch.setitem(EXPERIMENTS, "_mut_ok", dict)
     monkeypatch.setitem(EXPERIMENTS, "_mut_bad", int)
     monkeypatch.setitem(EXPERIMENTS, "_mut_env", os.getenv)
@@ -180,6 +182,7 @@ def test_pool_execute_spawned(tmp_path, monkeypatch):
 
 
 def test_pool_execute_in_process_threads(exps, monkeypatch):
+    # private: run_grid consumes its (run, ok, payload) stream into the cache and a GridFailed; the stream and the pool's arguments show only here
     seen = []
     monkeypatch.setattr(runner, "run_task", lambda fn, cj, threads: seen.append((cj, threads)) or ({}, 0, {}))
     exps("_mut_ok", dict)
@@ -188,6 +191,7 @@ def test_pool_execute_in_process_threads(exps, monkeypatch):
 
 
 def test_pool_execute_one_run_stays_here(exps):
+    # private: run_grid consumes its (run, ok, payload) stream into the cache and a GridFailed; the stream and the pool's arguments show only here
     # an unpicklable experiment works only in this process: one run with jobs = 4 never goes to the pool
     exps("_mut_lambda", lambda c: {"here": 1})
     got = list(runner._pool_execute([Run.make("_mut_lambda")], 4, 1, 0))
@@ -197,6 +201,7 @@ def test_pool_execute_one_run_stays_here(exps):
 def test_pool_execute_pool_arguments(monkeypatch):
     """Two runs with jobs = 5: a spawned pool of min(5, 2) = 2 workers; the failing run is submitted
     1 + retries = 3 times, the good one once; the workers start with the thread caps."""
+    # private: run_grid consumes its (run, ok, payload) stream into the cache and a GridFailed; the stream and the pool's arguments show only here
     from concurrent.futures import ProcessPoolExecutor
     made = []
 

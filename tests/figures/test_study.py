@@ -25,13 +25,13 @@ def test_check_refuses_a_group_figure_or_finding_declared_twice():
     for b in (Study("b", "x", groups={"g": _noop}),
               Study("b", "x", figures={"F1": _noop}, needs={"F1": ("g",)}),
               Study("b", "x", titles={1: "u"}, findings=_noop)):
-        with pytest.raises(ValueError, match="declared by studies 'a' and 'b'"):
+        with pytest.raises(ValueError, match=r"\bdeclared by studies\b"):
             check((a, b))
     check((a, Study("b", "x", groups={"h": _noop}, figures={"F2": _noop}, needs={"F2": ("g", "h")})))
 
 
 def test_check_refuses_a_figure_needing_an_undeclared_group():
-    with pytest.raises(ValueError, match="needs run group 'nope'"):
+    with pytest.raises(ValueError, match=r"\bnope\b"):
         check((Study("a", "x", figures={"F1": _noop}, needs={"F1": ("nope",)}),))
 
 
@@ -46,20 +46,18 @@ def test_a_study_declares_its_sizes_at_every_preset():
     Study("a", "x", sizes={"g": _sizes(n=1)})
     missing = _sizes(n=1)
     del missing["paper-v1"]
-    every = r"\['smoke', 'quick', 'medium', 'paper', 'paper-v1'\]"
-    with pytest.raises(ValueError, match=rf"study 'a': sizes\['g'\] must give every preset {every}, "
-                                         r"got \['medium', 'paper', 'quick', 'smoke'\]$"):
+    with pytest.raises(ValueError, match=r"\bsizes\['g'\]"):
         Study("a", "x", sizes={"g": missing})
-    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset .*, got \['huge', 'medium'"):
+    with pytest.raises(ValueError, match=r"\bsizes\['g'\]"):
         Study("a", "x", sizes={"g": dict(_sizes(n=1), huge={})})
-    with pytest.raises(ValueError, match=r"sizes\['g'\] must give every preset .*, got int$"):
+    with pytest.raises(ValueError, match=r"\bsizes\['g'\]"):
         Study("a", "x", sizes={"g": 3})
-    with pytest.raises(TypeError, match=r"sizes\['g'\]\['quick'\] must be a dict, got list$"):
+    with pytest.raises(TypeError, match=r"\bsizes\['g'\]\['quick'\]"):
         Study("a", "x", sizes={"g": dict(_sizes(n=1), quick=[1])})
-    with pytest.raises(TypeError, match="sizes must be a dict .*, got list$"):
+    with pytest.raises(TypeError, match=r"\bsizes must\b"):
         Study("a", "x", sizes=[("g", 1)])
 
 
 def test_check_refuses_a_sizes_key_declared_twice():
-    with pytest.raises(ValueError, match="sizes 'g' declared by studies 'a' and 'b'"):
+    with pytest.raises(ValueError, match=r"\bsizes 'g'"):
         check((Study("a", "x", sizes={"g": _sizes(n=1)}), Study("b", "x", sizes={"g": _sizes(n=2)})))

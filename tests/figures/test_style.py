@@ -98,7 +98,7 @@ def test_the_pool_draws_what_this_process_draws(smoke_results, tmp_path):
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}"
         out.mkdir()
-        drawings = {("main", k): job for k, job in main._drawings(smoke_results, ids, out).items()}
+        drawings = {("main", k): job for k, job in main.STUDY.drawings(smoke_results, ids, out).items()}
         rendered, drawn = draw_all(ids, smoke_results, out, jobs=jobs, drawings=drawings)
         values = json.dumps(to_jsonable({"rendered": rendered, "drawn": {k[1]: v for k, v in drawn.items()}}),
                             sort_keys=True)

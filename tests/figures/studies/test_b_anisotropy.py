@@ -265,6 +265,7 @@ def test_b_s2_author_protocol(monkeypatch):
 
 
 def test_s2_groups_by_task_then_cell_in_order():
+    # private: its public callers (fig_b4 to fig_b6) draw figures from trained b_s2 results
     runs = [_run("b", "x", [1], {"i": 0}), _run("a", "y", [1], {"i": 1}), _run("b", "x", [1], {"i": 2})]
     g = B._s2({"b_s2": runs})
     assert list(g) == ["b", "a"] and [r["i"] for _, r in g["b"]["x"]] == [0, 2]
@@ -370,6 +371,7 @@ def test_b5_energy_concentration_on_a_linear_axis():
 
 
 def test_b6_error_bar_choice_is_the_first_runs():
+    # private: its public caller, fig_b6, draws the figure from trained b_s2 results
     assert B._b6_quartiles({}) is False
     first = {"copy": {"rnn": [({"b6_errorbars": "quartiles"}, {})]}, "add": {"rnn": [({}, {})]}}
     assert B._b6_quartiles(first) is True

@@ -890,6 +890,7 @@ def test_verdict_which_null_is_better():
 
 
 def test_f9_growth_row_formats_nan_and_small_rss():
+    # private: its public caller is the behaviour finding's text, which needs the rendered behaviour figures
     a = _a15()
     a["cells"] = {"gru": {"N": [10, 100, 1000], "h_beh_sd": [0.0, 0.0, 0.0], "h_beh_mean": [np.nan, 2.04, 3.06],
                           "h_beh_seeds_last": [3.0], "growth": {"law": "power", "rss_log": 1.234e-05,

@@ -352,6 +352,7 @@ def test_conventions_summary_and_lines_read_each_convention():
 
 
 def test_a13_figure_bands_data_and_axes():
+    # private: matplotlib's Legend has no public getter for its column count (matplotlib's name, not lwsim's)
     fig, data = A13.fig_a13({"a_conventions": _a13_runs_study_figures()})
     assert tuple(fig.get_size_inches()) == (10.0, 3.6)         # two panels, 5.0 × 3.6 each
     assert list(data["cells"]) == ["constgate", "gru"]        # A_CELLS order

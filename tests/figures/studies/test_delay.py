@@ -536,7 +536,7 @@ def test_finding10_lines_read_the_rendered_a16_score():
     sc = dl.score(dl.table(_rows("full/final")), n_boot=20)
     decoy = dict(sc, verdict="decoy verdict")
     rendered = {"A16": {"score": sc, "dynamic_range": {}}, "A15": {"score": decoy}}
-    assert dl._headline(rendered) == [(10, dl.TITLE, sc["verdict"])]
+    assert dl.STUDY.headline(rendered) == [(10, dl.TITLE, sc["verdict"])]
     lines = dl.finding10_lines(rendered)
     assert lines[2].startswith(f"**{sc['verdict']}** (best null/point: {sc['best']}; ")
     assert "would say: reproduced (best full/final)." in lines[2]
@@ -571,6 +571,7 @@ def test_table_row_by_hand():
 
 
 def test_nan_none():
+    # private: score() hands it only AUCs and their bootstrap bounds (finite or NaN); None, ±inf and ints need the helper
     assert dl._nan_none(None) is None and dl._nan_none(float("nan")) is None and dl._nan_none(np.inf) is None
     assert dl._nan_none(-np.inf) is None
     v = dl._nan_none(np.float64(0.25))
@@ -694,6 +695,7 @@ def test_score_end_to_end_without_fakes():
 
 
 def test_cell_order():
+    # private: score() reaches it only with A cells (its table rows come from trained runs); unknown cells need the helper
     assert dl._cell_order({"zz", "lstm", "aa", "gru"}) == ["gru", "lstm", "aa", "zz"]
     assert dl._cell_order(set()) == []
 
@@ -830,6 +832,7 @@ def test_fig_a16_panels_by_hand(monkeypatch):
         leg = axes[0].get_legend()
         assert [t.get_text() for t in leg.get_texts()] == ["N* = N, lag/init", "N* = N, lag/final",
                                                             "N* = N, full/init", "N* = N, full/final"]
+        # private: matplotlib's Legend has no public getter for its loc (matplotlib's name, not lwsim's)
         assert leg._loc == 2 and leg.get_texts()[0].get_fontsize() == 6 and axes[1].get_legend() is None
         # last panel: each AUC with its interval, lag in C0 and full in C3, then the two baselines
         ax = axes[2]
@@ -901,8 +904,8 @@ def test_finding10_section_states_rule_numbers_and_range():
     assert ("| full/init | — [—, —] | — | — | — | 0.770 [0.700, 0.846] | 0.699 | 0.929 [0.910, 0.955] "
             "| gru 0.790, lstm — |") in text
     assert "lstm: unlearned at max N [8], learned at min N [2]" in text
-    assert dl._headline({"A16": {"score": sc}}) == [(10, dl.TITLE, "not reproduced")]
-    assert dl._headline({}) == [(10, dl.TITLE, None)] and dl.finding10_lines({}) == []
+    assert dl.STUDY.headline({"A16": {"score": sc}}) == [(10, dl.TITLE, "not reproduced")]
+    assert dl.STUDY.headline({}) == [(10, dl.TITLE, None)] and dl.finding10_lines({}) == []
 
 
 # ----------------------------------------------------------------------------------------------
@@ -916,12 +919,14 @@ def test_finding10_lines_whole():
     lines = dl.finding10_lines({"A16": {"score": SC, "dynamic_range": dr}})
     assert lines == HEAD + ["", "Dynamic range (issue 30 item 5): gru: unlearned at max N [8, 16], learned at "
                                 "min N []; lstm: unlearned at max N [], learned at min N [2]", ""]
-    assert dl._after({"A16": {"score": SC, "dynamic_range": dr}}, None, None) == lines
+    assert dl.STUDY.after({"A16": {"score": SC, "dynamic_range": dr}}, None, None) == lines
     assert dl.finding10_lines({"A16": {"score": SC}}) == HEAD + [""]
     assert dl.finding10_lines({"A16": {"score": SC, "dynamic_range": {}}}) == HEAD + [""]
-    assert dl.finding10_lines({"A16": None}) == [] and dl._after({}, None, None) == []
-    assert dl._headline({"A16": None}) == [(10, dl.TITLE, None)]
-    assert dl._fmt(None) == "—" and dl._fmt(0.12345) == "0.123"
+    assert dl.finding10_lines({"A16": None}) == [] and dl.STUDY.after({}, None, None) == []
+    assert dl.STUDY.headline({"A16": None}) == [(10, dl.TITLE, None)]
+    # delay's number format: None as "—", three decimals, rounded (0.12345 → 0.123)
+    one = {**SC, "points": {"lag/init": {**SC["points"][next(iter(SC["points"]))], "balanced_accuracy": 0.12345}}}
+    assert "| 0.123 |" in dl.finding10_lines({"A16": {"score": one}})[-2]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -935,17 +940,17 @@ def test_work_by_hand():
     c = dict(T=10, H=2, D=1, cell="gru", steps=22, batch=4, n_val=3, val_every=5, n_diag=6, K=2,
              n_grid=[1, 2, 3], n_boot=300)
     # evaluations 22 // 5 + 1 = 5; diagnostic evaluations 3 points × 2 nulls = 6
-    assert dl._work(c) == {"one": 1.0,
+    assert dl.STUDY.work["a_delay"](c) == {"one": 1.0,
                            "train": 22 * 4 * 10 * 3 * 108 + 5 * 3 * 10 * 108,          # 301320
                            "diag": 6 * 10 * 108 + 6 * 6 * 10 * (2 * 108 + 2 * (3 * 108 + 8 * 2)),   # 329040
                            "stats": 6 * 6 * (3 + 3.0),                                   # 216
                            "steps": 22 + 5 + 6}
-    assert dl._work(c)["train"] == 301320 and dl._work(c)["diag"] == 329040 and dl._work(c)["steps"] == 33
+    assert dl.STUDY.work["a_delay"](c)["train"] == 301320 and dl.STUDY.work["a_delay"](c)["diag"] == 329040 and dl.STUDY.work["a_delay"](c)["steps"] == 33
     # defaults: K 1, no validation set, val_every 1 (21 evaluations), one N, 200 bootstrap draws
     d = dict(T=10, H=2, D=1, cell="gru", steps=20, batch=4, n_diag=6)
-    assert dl._work(d) == {"one": 1.0, "train": 259200, "diag": 6480 + 360 * 556, "stats": 36 * 3.0,
+    assert dl.STUDY.work["a_delay"](d) == {"one": 1.0, "train": 259200, "diag": 6480 + 360 * 556, "stats": 36 * 3.0,
                            "steps": 47}
-    assert dl._work(dict(d, val_every=0))["steps"] == 47                 # val_every 0 counts as 1
+    assert dl.STUDY.work["a_delay"](dict(d, val_every=0))["steps"] == 47                 # val_every 0 counts as 1
 
 
 def test_score_scheme_reads_the_nested_models_per_held_out_seed(fakes):

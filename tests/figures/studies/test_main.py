@@ -338,11 +338,6 @@ def test_the_run_trains_with_its_own_optimizer():
 
 
 # ----------------------------------------------------------------------------------------------
-# _exp_growth
-# ----------------------------------------------------------------------------------------------
-
-
-# ----------------------------------------------------------------------------------------------
 # f1_f2
 # ----------------------------------------------------------------------------------------------
 
@@ -359,6 +354,7 @@ def test_f1_f2_need_both_figures():
 
 
 def test_nested_text_each_outcome():
+    # private: its public caller, finding 1 (main findings), needs the whole A-figure set
     assert F._nested_text(T_EXP) == T_EXP_TEXT
     assert F._nested_text(T_SLOW) == T_SLOW_TEXT
     assert F._nested_text(T_NOT) == T_NOT_TEXT
@@ -786,6 +782,7 @@ def test_h_last_and_growth_tables_hand_computed():
 
 
 def test_tables_and_mean():
+    # private: its public caller, the nulls summary, needs every null's rendered figure data
     R = _results()
     assert nl.h_last_table(R)["lag"] == {"gru": [4.0, 3.0], "lstm": [0.5]}           # A_CELLS order
     assert list(nl.h_last_table(R)["lag"]) == ["gru", "lstm"]
