@@ -128,6 +128,56 @@ VERDICT_WORDS = (
     "are reported beside where they differ.")
 
 
+# Issue 43: every finding moved to the verdict scheme. The verdicts published before it (commit
+# 8ce2d38's figures/FINDINGS.md and figures/medium/FINDINGS.md) and each rule's change, for the
+# "rules changed" table.
+OLD_VERDICTS = {
+    "quick": {1: "not reproduced", 2: "inconclusive", 3: "reproduced", 4: "inconclusive", 5: "not reproduced",
+              6: "reproduced", 7: "reproduced", 8: "inconclusive", 9: "inconclusive", 10: "not reproduced"},
+    "medium": {1: "not reproduced", 2: "inconclusive", 3: "inconclusive", 4: "inconclusive", 5: "not reproduced",
+               6: "reproduced", 7: "reproduced", 8: "inconclusive", 9: "inconclusive", 10: "not reproduced"}}
+RULES_CHANGED = {
+    1: ("exponential not rejected by the nested tempered law (ΔBIC ≤ 10 or CIs) and Ĥ_N growth ≤ 10% in every seed",
+        "1a k, β within 0.2 of the exponential; 1b Ĥ_N's rate within a factor 2 of [A]'s 1/(κ̂λ) (full null); "
+        "1c growth ≤ 10% under the author's floor; seed intervals, AND",
+        "the nested test rejected a smooth exponential at k = 1.01; 'saturation' contradicts [A]'s own law"),
+    2: ("exponential rejected in favour of a slower tail and positive growth, in every seed",
+        "2a k's interval below 0.8 or β's above 0.2; 2b growth > 10% (full null); seed intervals, AND",
+        "every-seed rules get stricter with more seeds"),
+    3: ("Spearman ρ(spread, Ĥ_N) > 0.5 across 5 cells",
+        "per-seed ρ over cells of the spread with −λ and with Ĥ_N (full null), both intervals above 0.3",
+        "5 points give P(ρ ≥ 0.6) = 0.175 under no association; the decay half was not scored"),
+    4: ("α̂ gap > 0.02 pooled and in every seed", "the gap's seed interval above 0.02",
+        "every-seed rule; the interval decides"),
+    5: ("|pooled N̂ slope − 1| ≤ 0.3 in every seed", "each cell's N* slope interval inside 1 ± 0.3, AND",
+        "the pooled slope is near an identity under the full null and fails per cell"),
+    6: ("median ρ ≥ 0.9", "rank (mean ρ > 0.9) and rate (slope ratio in 1 ± 0.1), seed intervals, AND",
+        "the rate half was only described"),
+    7: ("every slope within 2 ± 0.1", "each model's seed interval inside 2 ± 0.1", "every-seed rule"),
+    8: ("μ̃ < 0.5 at the largest lag and B4 AI ≥ plain+Adam on most tasks",
+        "8a plain μ̃ − gated μ̃ > 0.1; 8b B6 (realised gradients) AI within 10% or above, on most tasks",
+        "μ̃ < 0.5 holds for any contracting RNN; [B]'s claim is on the realised gradients"),
+    9: ("pooled ρ(Ĥ_N, H^beh) ≥ 0.5 in every seed", "per-seed mean within-N ρ across cells above 0.3",
+        "the pooled ρ is inflated by the common trend in N"),
+    10: ("best AUC's interval above the cell baseline's AUC",
+         "relative Brier reduction of the nested model (+ diagnostic) per held-out seed above 0.05",
+         "the question is the diagnostic's incremental value"),
+}
+
+
+def rules_changed_lines(rows, preset):
+    """FINDINGS.md's "rules changed" table (issue 43): old rule, new rule, the verdict published under
+    the old rule, the verdict now, and why."""
+    old = OLD_VERDICTS.get(preset, {})
+    out = ["## Rules changed (issue 43: every finding decided by an interval against a margin)", "",
+           "| # | old rule | new rule | old verdict | new verdict | why |", "|---|---|---|---|---|---|"]
+    for k, (was, now, why) in RULES_CHANGED.items():
+        out.append(f"| {k} | {was} | {now} | {old.get(k, 'n/a')} | {rows[k][1] if k in rows else 'not run'} | {why} |")
+    return out + ["", "The old verdicts are those published before the change (commit 8ce2d38); the detection "
+                  "rule changed with them (the lower bound of |m̄|, docs/statistics.md §3.3.3), so a new verdict "
+                  "reflects both.", ""]
+
+
 def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None,
                    earlier=None, threads=None):
     """Write FINDINGS.md: headline table, dtype section, the studies' sections (``before``, the
@@ -145,6 +195,9 @@ def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, r
         for k, title, verdict in (s.headline(rendered) if s.headline else []):
             lines.append(f"| {k} | {title} | {verdict or 'not run'} |")
     lines.append("")
+    heads = {k: (k, v, [], "") for s in studies.STUDIES for k, _, v in (s.headline(rendered) if s.headline else [])
+             if v is not None}
+    lines += rules_changed_lines({**heads, **rows}, preset)
     lines += dtype_lines(rows, dtype, twin, preset)
     ctx = dict(rendered=rendered, results=results or {})
     for s in studies.STUDIES:

@@ -226,8 +226,9 @@ def test_headline_rows_carry_their_own_findings_verdict(tmp_path):
     path = tmp_path / "FINDINGS.md"
     rows = fa.write_findings(rendered, "smoke", path)
     assert {k: v[1] for k, v in rows.items()} == {4: "reproduced", 6: "inconclusive", 7: "not reproduced"}
+    table = path.read_text().split("| # | finding | verdict |")[1].split("\n\n")[0]     # the headline table
     head = {ln.split(" | ")[0].strip("| "): ln.split(" | ")[-1].strip(" |")
-            for ln in path.read_text().splitlines() if ln.startswith("| ") and ln[2].isdigit()}
+            for ln in table.splitlines() if ln.startswith("| ") and ln[2].isdigit()}
     assert (head["4"], head["6"], head["7"]) == ("reproduced", "inconclusive", "not reproduced")
     assert head["1"] == head["8"] == head["9"] == head["10"] == "not run"
 
@@ -243,6 +244,8 @@ def test_write_findings_whole_file(fake_studies, tmp_path):
         fa.VERDICT_WORDS, "", "| # | finding | verdict |", "|---|---|---|",
         "| 1 | one | reproduced |", "| 2 | two | not run |", "| 3 | three | not reproduced |",
         "| h | Head | not run |", "| h2 | Head2 | inconclusive |", "",
+        *fa.rules_changed_lines({1: (1, "reproduced", [], ""), 3: (3, "not reproduced", [], ""),
+                                 "h2": ("h2", "inconclusive", [], "")}, "quick"),
         *DTYPE_HEAD,
         "The same preset trained in float64 (runs from the cache): verdict(s) moved: 1.", "",
         "| # | float32 | float64 |", "|---|---|---|", "| 1 | reproduced | inconclusive |",
@@ -289,3 +292,15 @@ def test_verdict_words_defined_once_at_the_top(tmp_path):
     for word in ("**reproduced**", "**not reproduced**", "**inconclusive**", "**not run**"):
         assert head.count(word + " — ") == 1 and text.count(word + " — ") <= 1 + text.count(f"\n{word} — rule"), word
     assert text.count("Verdicts: ") == 1 and "Verdicts: " in head
+
+
+def test_rules_changed_table_by_hand():
+    lines = fa.rules_changed_lines({1: (1, "withheld", [], ""), 10: (10, "inconclusive", [], "")}, "medium")
+    assert lines[0] == "## Rules changed (issue 43: every finding decided by an interval against a margin)"
+    assert lines[2] == "| # | old rule | new rule | old verdict | new verdict | why |"
+    rows = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in lines[4:14]}
+    assert list(rows) == [str(k) for k in range(1, 11)]
+    assert rows["1"][3:5] == ["not reproduced", "withheld"]            # medium's published verdict, then now
+    assert rows["3"][3:5] == ["inconclusive", "not run"]               # medium's 3 was inconclusive (quick's reproduced)
+    assert rows["10"][3:5] == ["not reproduced", "inconclusive"]
+    assert fa.rules_changed_lines({}, "smoke")[4].split(" | ")[3] == "n/a"    # no published verdict for smoke
