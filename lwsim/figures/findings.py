@@ -149,7 +149,7 @@ RULES_CHANGED = {
         "5 points give P(ρ ≥ 0.6) = 0.175 under no association; the decay half was not scored"),
     4: ("α̂ gap > 0.02 pooled and in every seed", "the gap's seed interval above 0.02",
         "every-seed rule; the interval decides"),
-    5: ("|pooled N̂ slope − 1| ≤ 0.3 in every seed", "each cell's N* slope interval inside 1 ± 0.3, AND",
+    5: ("pooled N̂ slope within 1 ± 0.3 in every seed", "each cell's N* slope interval inside 1 ± 0.3, AND",
         "the pooled slope is near an identity under the full null and fails per cell"),
     6: ("median ρ ≥ 0.9", "rank (mean ρ > 0.9) and rate (slope ratio in 1 ± 0.1), seed intervals, AND",
         "the rate half was only described"),

@@ -976,7 +976,7 @@ def test_f1_f2_headline_reads_the_named_nulls_and_a_variant_reads_its_own():
     one = {k: v for k, v in _scheme_r(h=flat, h_full=grow).items() if "_" not in k}
     v, rows = _rows(F.f1_f2(one), 2)
     assert rows[0] == "parts: 2a reproduced, 2b not reproduced"
-    assert "under the lag (no full) null" in rows[2]
+    assert "under the null of this section" in rows[2]
 
 
 def test_findings_1_5_withheld_below_half_the_ceiling():

@@ -140,7 +140,7 @@ def f1_f2(r):
                 vb = V.decide(iv, within=(0.0, FACTOR_LOG2))
                 parts["b"].append(vb)
                 rows.append(f"{c} — 1b " + _part(f"log2(measured Ĥ_N rate / [A]'s 1/(κ̂λ)) under the "
-                                                 f"{full_name or 'lag (no full)'} null", iv, vb, "|log2 ratio| ≤ 1",
+                                                 f"{full_name + ' null' if full_name else 'null of this section'}", iv, vb, "|log2 ratio| ≤ 1",
                                                  V.seeds_on_side(eff, within=(0.0, FACTOR_LOG2))))
                 ah = _seed_list(auth["A1"].get(c, a1[c]), "H_N_seeds")
                 g = [growth_share(h, last) for h in ah]
@@ -148,7 +148,7 @@ def f1_f2(r):
                 vc = V.decide(ivc, at_most=GROWTH_MARGIN)
                 parts["c"].append(vc)
                 floor_lag = _floor_lag(auth.get("A7", {}).get(c))
-                rows.append(f"{c} — 1c " + _part(f"Ĥ_N growth share under the {auth_name or 'lag (no author)'} null",
+                rows.append(f"{c} — 1c " + _part(f"Ĥ_N growth share under the {auth_name + ' null' if auth_name else 'null of this section'}",
                                                  ivc, vc, f"≤ {GROWTH_MARGIN}", V.seeds_on_side(g, at_most=GROWTH_MARGIN))
                             + f"; σ̂ reaches the floor 1e−12 first at lag {floor_lag} (first seed)")
             else:
@@ -156,7 +156,7 @@ def f1_f2(r):
                 iv = V.seed_interval(g)
                 vb = V.decide(iv, above=GROWTH_MARGIN)
                 parts["b"].append(vb)
-                rows.append(f"{c} — 2b " + _part(f"Ĥ_N growth share under the {full_name or 'lag (no full)'} null",
+                rows.append(f"{c} — 2b " + _part(f"Ĥ_N growth share under the {full_name + ' null' if full_name else 'null of this section'}",
                                                  iv, vb, f"> {GROWTH_MARGIN}", V.seeds_on_side(g, above=GROWTH_MARGIN)))
         if not rows:
             continue
