@@ -174,7 +174,8 @@ def nested_by_group(score0, score1, label, groups) -> dict:
 
 def stratified_auc(score, label, strata) -> float:
     """Mean AUC of ``score`` within the strata (e.g. fixed (ℓ*, N)) that hold both classes; NaN when
-    none does. Within a stratum the budget and the delay are fixed, so only the cells and seeds rank."""
+    none does. Within a stratum the budget and the delay are fixed, so only the cells and seeds rank
+    (docs/experiments.md §5.5.2, finding 10)."""
     s = _scores("score", score)
     y = _labels(label, s.size)
     st = np.asarray(strata)

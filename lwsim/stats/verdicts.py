@@ -33,7 +33,9 @@ CEILING_SHARE = 0.5   # trained-network gate: each cell's R² at least this shar
 @dataclasses.dataclass(frozen=True)
 class Interval:
     """An effect's mean over seeds and its two-sided t interval; ``n`` seeds used, ``dropped``
-    seeds whose effect was undefined (None or NaN). ``lo``/``hi`` are NaN when n < 2."""
+    seeds whose effect was undefined (None or NaN). ``lo``/``hi`` are NaN when n < 2.
+    See docs/experiments.md §5.5.1.
+    """
     mean: float
     lo: float
     hi: float
@@ -67,7 +69,9 @@ def _values(values):
 
 def seed_interval(values, level=LEVEL) -> Interval:
     """Mean and 95% t interval x̄ ± t_{(1+level)/2, n−1} s/√n of per-seed values (None, NaN and ±inf
-    are left out and counted in ``dropped``)."""
+    are left out and counted in ``dropped``).
+    See docs/experiments.md §5.5.1.
+    """
     from scipy import stats
 
     values = list(values)
@@ -92,6 +96,8 @@ def decide(iv: Interval, *, above=None, at_most=None, within=None) -> str:
     within=(c,m) claim |effect − c| ≤ m: reproduced iff c − m ≤ lo and hi ≤ c + m, not reproduced
                  iff hi < c − m or lo > c + m.
     Otherwise, or without an interval (fewer than two seeds), inconclusive.
+
+    See docs/experiments.md §5.5.1.
     """
     given = [x is not None for x in (above, at_most, within)]
     if sum(given) != 1:
@@ -112,7 +118,9 @@ def decide(iv: Interval, *, above=None, at_most=None, within=None) -> str:
 
 def all_of(verdicts) -> str:
     """Three-valued AND: reproduced iff every part is; not reproduced iff any part is not;
-    inconclusive otherwise (also with no parts). A withheld part withholds the whole."""
+    inconclusive otherwise (also with no parts). A withheld part withholds the whole.
+    See docs/experiments.md §5.5.1.
+    """
     vs = list(verdicts)
     for v in vs:
         if v not in VERDICTS:
@@ -128,7 +136,9 @@ def all_of(verdicts) -> str:
 
 def most_of(verdicts) -> str:
     """"On most parts": reproduced when more than half are reproduced, not reproduced when more
-    than half are not, inconclusive otherwise."""
+    than half are not, inconclusive otherwise.
+    See docs/experiments.md §5.5.1.
+    """
     vs = list(verdicts)
     n = len(vs)
     if sum(v == REPRODUCED for v in vs) * 2 > n:
@@ -139,7 +149,7 @@ def most_of(verdicts) -> str:
 
 
 def seeds_on_side(values, *, above=None, at_most=None, within=None) -> str:
-    """Descriptive: "k of n seeds" whose own value lies in the claim's region."""
+    """Descriptive: "k of n seeds" whose own value lies in the claim's region. (docs/experiments.md §5.5.1)"""
     v = _values(values)
     if above is not None:
         k = sum(x > above for x in v)
@@ -155,7 +165,9 @@ def seeds_on_side(values, *, above=None, at_most=None, within=None) -> str:
 def ceiling_gate(shares_by_cell, threshold=CEILING_SHARE):
     """None when every cell's seed-mean share of the R² ceiling is at least ``threshold``; otherwise
     the reason a verdict is withheld, naming the lowest cell ("networks at 9% of the ceiling
-    (constgate)"). A cell without a share withholds too."""
+    (constgate)"). A cell without a share withholds too.
+    See docs/experiments.md §5.5.1.
+    """
     worst, worst_cell = math.inf, None
     for cell, shares in shares_by_cell.items():
         v = _values(shares)
@@ -184,7 +196,9 @@ def spearman_p(x, y, groups=None, n_perm=9999, seed=0):
     """(ρ, p): Spearman's ρ of x and y (ranked within each group when ``groups`` is given, then
     pooled) and its two-sided permutation p. Exact — every ordering — for one group of at most 8
     points; otherwise ``n_perm`` random permutations within each group (seed ``seed``) and
-    p = (b + 1)/(B + 1), b the permutations with |ρ| ≥ |ρ_obs|."""
+    p = (b + 1)/(B + 1), b the permutations with |ρ| ≥ |ρ_obs|.
+    See docs/experiments.md §5.5.1.
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"x and y must be 1-dimensional of one length, got {x.shape} and {y.shape}")

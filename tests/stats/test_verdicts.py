@@ -186,3 +186,51 @@ def test_spearman_p_bad_input():
         V.spearman_p([1, 2], [1, 2], groups=[0])
     rho, p = V.spearman_p([1, 1, 1], [1, 2, 3])
     assert math.isnan(rho) and math.isnan(p)
+
+
+# --- edges found by mutation testing ---------------------------------------------------------------
+
+def test_undefined_intervals_are_nan_and_level_zero_is_refused():
+    for iv in (V.seed_interval([]), V.seed_interval([None])):
+        assert math.isnan(iv.mean) and math.isnan(iv.lo) and math.isnan(iv.hi)
+    one = V.seed_interval([3.0])
+    assert one.mean == 3.0 and math.isnan(one.lo) and math.isnan(one.hi)
+    with pytest.raises(ValueError, match=r"\blevel\b"):
+        V.seed_interval([1.0, 2.0], level=0.0)
+    assert Interval(1e-5, 0.5e-5, 2e-5, 3).text() == "1e-05 [5e-06, 2e-05] (3 seeds)"     # lower-case exponent
+
+
+def test_decide_equivalence_edges():
+    assert V.decide(iv(1.0, 1.0), within=(1.0, 0.0)) == REPRODUCED           # a zero margin is allowed
+    assert V.decide(iv(0.5, 0.8), within=(1.0, 0.2)) == INCONCLUSIVE         # hi touches c − m
+    assert V.decide(iv(1.2, 1.5), within=(1.0, 0.2)) == INCONCLUSIVE         # lo touches c + m
+
+
+def test_seeds_on_side_within_centre_and_closed_edge():
+    assert V.seeds_on_side([1.0, 1.05], within=(1.0, 0.1)) == "2 of 2 seeds"
+    assert V.seeds_on_side([0.5, -0.5], within=(0.0, 0.5)) == "2 of 2 seeds"
+
+
+def test_ceiling_gate_names_the_first_of_equally_low_cells():
+    assert V.ceiling_gate({"a": [0.1], "b": [0.1]}).endswith("(a; the rule needs 50% in every cell)")
+
+
+def test_spearman_p_small_n_and_exact_boundary():
+    assert V.spearman_p([1, 2], [1, 2]) == (pytest.approx(1.0), pytest.approx(1.0))      # n = 2: ρ 1, p 2/2
+    x = np.arange(8.0)
+    assert V.spearman_p(x, x)[1] == pytest.approx(2 / 40320)                  # n = 8: exact
+    x9 = np.arange(9.0)
+    assert V.spearman_p(x9, x9)[1] == pytest.approx(2 / 10000)               # n = 9: 9 999 permutations (one hit)
+    # two groups of three, monotone in both: within-group permutations give |ρ| = 1 in 2 of 36
+    # orderings (both identity or both reversed); pooled over all 720 orderings it would be rarer
+    p = V.spearman_p([1, 2, 3, 1, 2, 3], [1, 2, 3, 1, 2, 3], groups=[0, 0, 0, 1, 1, 1])[1]
+    assert p == pytest.approx(2 / 36, abs=0.01)
+
+
+def test_spearman_p_default_permutations_are_seeded():
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(12), rng.standard_normal(12)
+    rho, p = V.spearman_p(x, y)
+    assert V.spearman_p(x, y) == (rho, p)                                     # same seed, same p
+    assert p == V.spearman_p(x, y, n_perm=9999, seed=0)[1]
+    assert p != V.spearman_p(x, y, seed=1)[1] and p != V.spearman_p(x, y, n_perm=10000)[1]
