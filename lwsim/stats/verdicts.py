@@ -116,6 +116,14 @@ def decide(iv: Interval, *, above=None, at_most=None, within=None) -> str:
     return NOT_REPRODUCED if iv.hi < c - m or iv.lo > c + m else INCONCLUSIVE
 
 
+def judge(values, **region):
+    """(interval, verdict, "k of n seeds"): :func:`seed_interval` of per-seed ``values``, its
+    :func:`decide` against ``region`` (above=, at_most= or within=) and :func:`seeds_on_side`
+    (docs/experiments.md §5.5.1)."""
+    iv = seed_interval(values)
+    return iv, decide(iv, **region), seeds_on_side(values, **region)
+
+
 def all_of(verdicts) -> str:
     """Three-valued AND: reproduced iff every part is; not reproduced iff any part is not;
     inconclusive otherwise (also with no parts). A withheld part withholds the whole.

@@ -234,3 +234,9 @@ def test_spearman_p_default_permutations_are_seeded():
     assert V.spearman_p(x, y) == (rho, p)                                     # same seed, same p
     assert p == V.spearman_p(x, y, n_perm=9999, seed=0)[1]
     assert p != V.spearman_p(x, y, seed=1)[1] and p != V.spearman_p(x, y, n_perm=10000)[1]
+
+
+def test_judge_is_interval_decision_and_seed_count():
+    iv_, v, side = V.judge([0.05, 0.06, 0.04, None], above=0.02)
+    assert iv_ == V.seed_interval([0.05, 0.06, 0.04, None]) and v == REPRODUCED and side == "3 of 3 seeds"
+    assert V.judge([1.0, 1.3], within=(1.0, 0.2))[1:] == (INCONCLUSIVE, "1 of 2 seeds")

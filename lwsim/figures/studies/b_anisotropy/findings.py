@@ -103,12 +103,10 @@ def f8(r):
                         "contrast in this call → inconclusive")
             part_a.append(V.INCONCLUSIVE)
             continue
-        diff = [p - g for p, g in zip(plain, gated)]
-        iv = V.seed_interval(diff)
-        v = V.decide(iv, above=MU_MARGIN)
+        iv, v, side = V.judge([p - g for p, g in zip(plain, gated)], above=MU_MARGIN)
         part_a.append(v)
         rows.append(f"8a {m}: plain μ̃ − {m} μ̃ at the largest lag (final checkpoint), per seed {iv.text()} → {v} "
-                    f"(region > {MU_MARGIN}; {V.seeds_on_side(diff, above=MU_MARGIN)}); plain "
+                    f"(region > {MU_MARGIN}; {side}); plain "
                     f"{np.mean(plain):.3g}, {m} {np.mean(gated):.3g}")
     part_b = []
     for task, models in (b6 or {}).items():
@@ -117,12 +115,10 @@ def f8(r):
             continue
         a, b = _by_seed(multi), _by_seed(ref)
         ratio = [float(np.log2(a[s] / b[s])) if a[s] > 0 and b[s] > 0 else None for s in a if s in b]
-        iv = V.seed_interval(ratio)
-        v = V.decide(iv, above=AI_RATIO_LOG2)
+        iv, v, side = V.judge(ratio, above=AI_RATIO_LOG2)
         part_b.append(v)
         rows.append(f"8b {task}: log2(AI multi+SGD / AI plain+Adam) of the realised gradients (B6), per seed "
-                    f"{iv.text()} → {v} (region > log2 0.9 = {AI_RATIO_LOG2:.3f}; "
-                    f"{V.seeds_on_side(ratio, above=AI_RATIO_LOG2)})")
+                    f"{iv.text()} → {v} (region > log2 0.9 = {AI_RATIO_LOG2:.3f}; {side})")
     for task, models in (b4 or {}).items():
         if "diaggate" in models and "rnn" in models:
             a, b = np.nanmedian(models["diaggate"]["median_last"]), np.nanmedian(models["rnn"]["median_last"])
