@@ -585,17 +585,20 @@ def test_evaluate_float32_targets_in_float64():
     assert evaluate(last, p, np.zeros((1, 2, 1)), y[:, None]) == {"mse": 1.0, "r2": 0.0}
 
 
+class Bare:
+    """A LinCell without a ``readout`` attribute: arrays are read at every step."""
+
+    def __init__(self):
+        self.inner = LinCell()
+
+    def forward(self, params, x, backend="numpy"):
+        return self.inner.forward(params, x)
+
+    def loss_and_grad(self, params, x, y, backend="numpy", mask=None):
+        return self.inner.loss_and_grad(params, x, y, mask=mask)
+
+
 def test_cells_without_a_readout_attribute_count_every_step():
-    class Bare:
-        def __init__(self):
-            self.inner = LinCell()
-
-        def forward(self, params, x, backend="numpy"):
-            return self.inner.forward(params, x)
-
-        def loss_and_grad(self, params, x, y, backend="numpy", mask=None):
-            return self.inner.loss_and_grad(params, x, y, mask=mask)
-
     cell, p, x, y = _xy_every()
     assert evaluate(Bare(), p, x, y, mask=np.array([False, True]))["mse"] == pytest.approx(0.25, rel=1e-14)
     r = train(Bare(), LinCell().params(), _ones(2, 2, val=[0.0]), optimizer="sgd", epochs=1, batch_size=2,
@@ -648,16 +651,6 @@ def test_data_from_arrays():
     assert r4.curves["val_mse"] == [1.0, 1.75 ** 2]          # before: prediction 2, target 3
     assert _run(data=(x, y), epochs=1, batch_size=3, validate=False).config["data"]["readout"] == "every"
     assert _run(data=(x, y, x, y), epochs=1, batch_size=3).config["data"]["readout"] == "every"
-
-    class Bare:                                       # no readout attribute: arrays read every step
-        def __init__(self):
-            self.inner = LinCell()
-
-        def forward(self, params, x, backend="numpy"):
-            return self.inner.forward(params, x)
-
-        def loss_and_grad(self, params, x, y, backend="numpy", mask=None):
-            return self.inner.loss_and_grad(params, x, y, mask=mask)
 
     for data, validate in (((x, y), False), ((x, y, x, y), True)):
         r = train(Bare(), LinCell().params(), data, optimizer="sgd", optimizer_kwargs={"lr": 0.125}, epochs=1,
