@@ -688,3 +688,10 @@ def test_stratified_auc_ranks_only_within_strata():
     assert np.isnan(pr.stratified_auc([1.0, 2.0], [1, 1], ["a", "a"]))
     with pytest.raises(ValueError, match=r"\bstrata\b"):
         pr.stratified_auc([1.0, 2.0], [0, 1], ["a"])
+
+
+def test_nested_by_group_refuses_infinite_scores():
+    with pytest.raises(ValueError, match=r"\bscore0\b"):
+        pr.nested_by_group([np.inf, 0.0], [0.0, 0.0], [1, 0], [0, 0])
+    with pytest.raises(ValueError, match=r"\bscore1\b"):
+        pr.nested_by_group([0.0, 0.0], [0.0, -np.inf], [1, 0], [0, 0])

@@ -169,3 +169,39 @@ def test_mean_scale_hand_numbers():
     assert mean_scale(1.0, 3.0, 100.0) == pytest.approx(3.0)
     np.testing.assert_allclose(mean_scale(1.5, 2.0, np.array([1.0, 8.0, 64.0])), [2.0, 1.0, 0.5])
     assert mean_scale(0.5, 1.0, 2.0) == pytest.approx(2.0)   # alpha in (0, 1]: n^(+1)
+
+
+# ----------------------------------------------------------------------------------------------
+# sas_tail_quantile, mean_lower_bound (docs/statistics.md §3.3.3)
+# ----------------------------------------------------------------------------------------------
+
+
+def test_sas_tail_quantile_table_and_types(monkeypatch):
+    from scipy.stats import cauchy, norm
+    from lwsim.stats import stable as stb
+    monkeypatch.setattr(stb, "_TAIL", None)                       # load the table in this test
+    q2 = stb.sas_tail_quantile(2.0)
+    assert type(q2) is float and q2 == pytest.approx(np.sqrt(2) * norm.ppf(0.9995), rel=1e-12)
+    assert stb.sas_tail_quantile(1.0) == pytest.approx(cauchy.ppf(0.9995), rel=1e-12)
+    q = stb.sas_tail_quantile(np.array([1.5, 1.9]))
+    assert isinstance(q, np.ndarray) and q.shape == (2,) and q[0] > q[1] > q2
+    for bad in (0.99, 2.01):
+        with pytest.raises(ValueError, match=r"^alpha must lie in \[1, 2\]"):
+            stb.sas_tail_quantile(bad)
+    with pytest.raises(ValueError, match=r"\balpha\b"):
+        stb.sas_tail_quantile(np.nan)
+
+
+def test_mean_lower_bound_by_hand_and_bad_input():
+    from lwsim.stats import stable as stb
+    q2 = stb.sas_tail_quantile(2.0)
+    v = stb.mean_lower_bound(-1.0, 2.0, 1.0, 100)                  # |m̄| 1 − q(2)·1·100^{−1/2}
+    assert type(v) is float and v == pytest.approx(1 - q2 / 10, rel=1e-14)
+    assert stb.mean_lower_bound(0.1, 2.0, 1.0, 100) == 0.0
+    out = stb.mean_lower_bound([1.0, 2.0], 2.0, [1.0, 0.0], 100)
+    assert isinstance(out, np.ndarray) and out.tolist() == pytest.approx([1 - q2 / 10, 2.0])
+    for kw, name in ((dict(sigma=-1.0), "sigma"), (dict(n=0.0), "n"), (dict(mean=np.nan), "mean"),
+                     (dict(alpha=np.nan), "alpha")):
+        args = dict(mean=1.0, alpha=2.0, sigma=1.0, n=100.0) | kw
+        with pytest.raises(ValueError, match=rf"\b{name}\b"):
+            stb.mean_lower_bound(**args)
