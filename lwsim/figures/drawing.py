@@ -100,7 +100,7 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
                  timeout=30.0, train_dtype=None):
     """Plan, run (pool, or Dask with ``scheduler``: docs/cluster.md) and render ``fig_ids``.
     ``train_dtype`` overrides the preset's training dtype."""
-    from .findings import write_findings
+    from .findings import set_aside, write_findings
     groups = plan(fig_ids, preset, backend, train_dtype)
     all_runs = [r for runs in groups.values() for r in runs]
     if backend == "numba" and scheduler in (None, "local") and (force or any(
@@ -128,6 +128,10 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
                + ("" if list(fig_ids) == list(FIGURES) else f" --only {','.join(fig_ids)}")
                + (f" --train-dtype {train_dtype}" if train_dtype else ""))
     path = Path(out) / "FINDINGS.md"
+    aside = set_aside(path, preset)                 # one it cannot merge is kept, not overwritten
+    if aside is not None:
+        print(f"lwsim.figures: {path} was not written by lwsim for preset {preset!r}; kept aside as "
+              f"{aside.name}", flush=True)
     earlier = path.read_text(errors="replace") if path.is_file() else None   # --only keeps its other verdicts
     n_jobs = (os.cpu_count() or 1) if jobs is None else int(jobs)
     threads = threads_per_run or (1 if scheduler not in (None, "local") else max(1, (os.cpu_count() or 1) // n_jobs))

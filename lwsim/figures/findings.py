@@ -7,6 +7,8 @@ verdict.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..io import atomic_write_bytes
 from . import studies
 
@@ -178,6 +180,31 @@ def rules_changed_lines(rows, preset):
                   "reflects both.", ""]
 
 
+def findings_title(preset):
+    """The first line of every FINDINGS.md lwsim writes for ``preset``."""
+    return f"# Findings (docs/experiments.md §5.5), preset `{preset}`"
+
+
+def set_aside(path, preset):
+    """Keep a FINDINGS.md at ``path`` that this call cannot merge (:func:`merge_earlier`: one
+    lwsim did not write, hand-written or foreign, or one of another preset) under a free name
+    beside it, ``FINDINGS.kept.md`` (then ``FINDINGS.kept-2.md``, ...), instead of overwriting it
+    (issue 43). Returns the new path, or None when there is nothing to keep aside."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        first = f.readline().rstrip("\n")
+    if first == findings_title(preset):
+        return None
+    n, dest = 1, path.with_name(f"{path.stem}.kept{path.suffix}")
+    while dest.exists():
+        n += 1
+        dest = path.with_name(f"{path.stem}.kept-{n}{path.suffix}")
+    path.rename(dest)
+    return dest
+
+
 def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, results=None, command=None,
                    earlier=None, threads=None):
     """Write FINDINGS.md: headline table, dtype section, the studies' sections (``before``, the
@@ -186,7 +213,7 @@ def write_findings(rendered, preset, path, dtype=None, twin=None, extras=None, r
     (:func:`merge_earlier`); ``threads``: numba threads per run, for the platform line."""
     extras = extras or {}
     rows = findings(rendered)
-    lines = [f"# Findings (docs/experiments.md §5.5), preset `{preset}`", ""] + provenance_lines(
+    lines = [findings_title(preset), ""] + provenance_lines(
         preset, command, results) + [platform_line(threads), "", VERDICT_WORDS, "",
              "| # | finding | verdict |", "|---|---|---|"]
     for k, title in TITLES.items():

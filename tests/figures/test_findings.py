@@ -304,3 +304,27 @@ def test_rules_changed_table_by_hand():
     assert rows["3"][3:5] == ["inconclusive", "not run"]               # medium's 3 was inconclusive (quick's reproduced)
     assert rows["10"][3:5] == ["not reproduced", "inconclusive"]
     assert fa.rules_changed_lines({}, "smoke")[4].split(" | ")[3] == "n/a"    # no published verdict for smoke
+
+
+def test_set_aside_keeps_a_findings_file_lwsim_cannot_merge(tmp_path):
+    path = tmp_path / "FINDINGS.md"
+    assert fa.set_aside(path, "quick") is None                       # nothing there
+    path.write_text(fa.findings_title("quick") + "\n\nours\n")
+    assert fa.set_aside(path, "quick") is None and path.read_text() == fa.findings_title("quick") + "\n\nours\n"
+    path.write_text("# My notes on the quick run\n")                 # hand-written
+    kept = fa.set_aside(path, "quick")
+    assert kept == tmp_path / "FINDINGS.kept.md" and not path.exists()
+    assert kept.read_text() == "# My notes on the quick run\n"
+    path.write_text(fa.findings_title("medium") + "\n")                       # another preset's
+    assert fa.set_aside(path, "quick") == tmp_path / "FINDINGS.kept-2.md"
+    path.write_text("x\n")
+    assert fa.set_aside(path, "quick") == tmp_path / "FINDINGS.kept-3.md"
+    assert (tmp_path / "FINDINGS.kept.md").read_text() == "# My notes on the quick run\n"
+    assert (tmp_path / "FINDINGS.kept-2.md").read_text() == fa.findings_title("medium") + "\n"
+
+
+def test_set_aside_title_is_the_written_title(fake_studies, tmp_path):
+    path = tmp_path / "FINDINGS.md"
+    fa.write_findings({}, "smoke", path)
+    assert path.read_text().split("\n", 1)[0] == fa.findings_title("smoke") == "# Findings (docs/experiments.md §5.5), preset `smoke`"
+    assert fa.set_aside(path, "smoke") is None
