@@ -982,3 +982,20 @@ def test_f9_without_training_points():
     a = _a15()
     k, v, rows, rule = fb.f9({"A15": a})
     assert rows[5:] == ["which null: only one null (lag)"]       # no h_diag_points, no cells: nothing more
+
+
+def test_finding9_finds_a_planted_tracking_window_and_not_a_planted_null():
+    """Five cells, eight seeds: a diagnostic window that orders the cells as H^beh_N does at each N
+    (plus noise) is found; one drawn independently of H^beh_N, under both nulls, is not."""
+    rng = np.random.default_rng(5)
+    five, seeds = ("gru", "lstm", "constgate", "diaggate", "sharedgate"), tuple(range(1, 9))
+    beh = {(c, s, n): float(n + 7 * c) + rng.normal() for c in range(5) for s in seeds for n in (8, 16, 32)}
+    found = collect(_runs(lambda c, s, n: beh[c, s, n], lambda c, s, n: 0.0,
+                          lambda c, s, n: beh[c, s, n] + 2 * rng.normal(), lambda c, s, n: float(rng.random()),
+                          seeds=seeds, cells=five))
+    assert fb.f9({"A15": found})[1] == "reproduced"
+    null = collect(_runs(lambda c, s, n: beh[c, s, n], lambda c, s, n: 0.0, lambda c, s, n: float(rng.random()),
+                         lambda c, s, n: float(rng.random()), seeds=seeds, cells=five))
+    verdict, best, _ = fb.scheme(null)
+    assert verdict == "not reproduced"
+    assert all(abs(r) < 1 for r in fb.within_n_by_seed(null, best).values())
