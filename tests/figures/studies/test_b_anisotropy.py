@@ -670,3 +670,46 @@ def test_f8_findings_and_titles():
     assert f8m.findings({}) == {} and f8m.f8({"B1": _b8()["B1"]}) is None
     assert f8m.TITLES == {8: "[B] Gates make the effective learning rate lag-dependent; multi-gate anisotropy ≥ "
                              "plain RNN + Adam"}
+
+
+def test_f8_and_findings_whole_on_a_mixed_table():
+    """Every row of finding 8 on one hand table: a gated model from before the contrast (its last μ̃
+    key's last value), one without a plain RNN in this call, a B6 task with an undefined seed (AI 0),
+    tasks lacking values, seeds or the plain model (skipped or empty), B4 beside it, and the earlier
+    rule appended. The dicts' order puts every skipped entry before one that is not."""
+    r = {"B1": {"rnn": {"mu_0": [0.1]},
+                "diaggate": {"mu_0": [1.0], "last_lag_mu_seeds": [0.12345, 0.2, 0.3]},
+                "constgate": {"mu_0": [1.0, 0.9], "mu_1": [1.0, 0.9], "mu_2": [1.0, 0.3, 0.25]}},
+         "B4": {"t2": {"rnn": {"median_last": [1.0]}},
+                "t1": {"diaggate": {"median_last": [1.0, 3.0, np.nan]}, "rnn": {"median_last": [3.0, 1.0, 2.0]}}},
+         "B6": {"t2": {"diaggate": {"AI": {"seeds": [0]}}, "rnn": {"AI": {"seeds": [0], "values": [1.0]}}},
+                "t3": {"diaggate": {"AI": {"seeds": [0, 1], "values": [1.0, 1.0]}}},
+                "t1": {"diaggate": {"AI": {"seeds": [0, 1, 2], "values": [2.0, 0.0, 4.0]}},
+                       "rnn": {"AI": {"seeds": [2, 1, 0], "values": [1.0, 1.0, 1.0]}}}}}
+    # t1 per seed: log2(2/1) = 1, AI 0 → undefined, log2(4/1) = 2: mean 1.5, sd √½, t_{0.975,1} 12.706
+    half = 12.706204736174707 * np.sqrt(0.5) / np.sqrt(2)
+    rows = ["parts: 8a inconclusive (AND over the gated models), 8b inconclusive (on most of 1 tasks)",
+            "8a diaggate: μ̃ at the largest lag per seed [0.123, 0.2, 0.3]; no plain-RNN contrast in this call "
+            "→ inconclusive",
+            "B1 constgate: μ̃ at the largest lag (final checkpoint) = 0.25",
+            f"8b t1: log2(AI multi+SGD / AI plain+Adam) of the realised gradients (B6), per seed 1.5 "
+            f"[{1.5 - half:.3g}, {1.5 + half:.3g}] (2 seeds, 1 undefined) → inconclusive (region > log2 0.9 = -0.152; "
+            "2 of 2 seeds)",
+            "beside it, B4 t1 (Jacobian products, does not decide): median AI multi+SGD 2 vs plain+Adam 2"]
+    rule = ("rule: 8a each gated model's 95% seed interval of plain μ̃ − gated μ̃ above 0.1, AND; 8b per task the "
+            "seed interval of log2(AI ratio) above log2 0.9, on most tasks; 8a AND 8b (docs/experiments.md §5.5.2)")
+    assert f8m.f8(r) == [(8, "inconclusive", rows, rule)]
+    # the earlier rule: μ̃ 1 (diaggate's mu_0) and 0.25 (< 0.5): 1 of 2 lag-dependent; AI 2 ≥ 2 on t1
+    earlier = ("earlier rule (μ̃ < 0.5, B4) under conventions 'lwsim': inconclusive — μ̃ at the largest lag "
+               "diaggate 1, constgate 0.25; multi+SGD AI ≥ plain+Adam on 1/1 tasks; plain+Adam median AI at the "
+               "largest lag: t1 2")
+    assert f8m.findings(r) == {8: (8, "inconclusive", rows + [earlier], rule)}
+    assert f8m.extend_f8(r, {9: (9, "x", [], "")}) == {9: (9, "x", [], "")}
+    # a plain-RNN AI of 0 leaves that seed undefined too
+    assert "per seed 1 [1, 1] (2 seeds, 1 undefined)" in f8m.f8(_b8(ref=(1.0, 0.0, 1.0)))[0][2][2]
+    # values without seeds, or a plain model without values: no seed pairs, no interval
+    for multi, ref in (({"values": [1.0]}, {"seeds": [0], "values": [1.0]}), ({"seeds": [0], "values": [1.0]},
+                                                                             {"seeds": [0]})):
+        b = _b8()
+        b["B6"]["t1"] = {"diaggate": {"AI": multi}, "rnn": {"AI": ref}}
+        assert "per seed n/a → inconclusive (region > log2 0.9 = -0.152; 0 of 0 seeds)" in f8m.f8(b)[0][2][2]
