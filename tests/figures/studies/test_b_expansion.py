@@ -167,3 +167,12 @@ def test_f7_reads_the_slopes():
     fig, data = bx.fig_b7({"b_expansion": runs})
     _close(fig)
     assert [d["slope"] for d in data["sharedgate"]] == [2.0, 3.0]
+
+
+def test_f7_rounds_slopes_to_three_decimals_and_the_interval_to_four_digits():
+    # mean of 2.01234, 2, 2 = 2.00411: four significant digits 2.004; slopes to three decimals
+    r = {"B7": {"diaggate": [{"slope": 2.01234}, {"slope": 2.0}, {"slope": 2.0}]}}
+    assert bx.f7(r)[0][2][0].startswith("diaggate: slopes [2.012, 2.0, 2.0]; seed interval 2.004 [")
+    # tiny slopes: mean 1.21152e-05, written in lower-case exponent notation
+    r = {"B7": {"diaggate": [{"slope": 1.23456e-5}, {"slope": 1.3e-5}, {"slope": 1.1e-5}]}}
+    assert bx.f7(r)[0][2][0].startswith("diaggate: slopes [0.0, 0.0, 0.0]; seed interval 1.212e-05 [")

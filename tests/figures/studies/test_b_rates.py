@@ -195,3 +195,20 @@ def test_b1_stores_each_seeds_last_lag_mu_at_the_last_checkpoint_and_the_plain_c
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["B1 diaggate"]
     assert br.S1_CONTRAST == ("rnn",)
     assert {r.config["cell"] for r in br.s1_runs("smoke", "numpy")} == {"constgate", "sharedgate", "diaggate", "rnn"}
+
+
+def test_s1_runs_one_per_model_and_seed_with_the_presets_sizes():
+    sz = br.SIZES["b_s1"]["quick"]
+    runs = br.s1_runs("quick", "numba")
+    assert len(sz["seeds"]) > 1
+    assert [(r.config["cell"], r.config["seed"]) for r in runs] == [
+        (m, s) for m in br.B_MODELS + ("rnn",) for s in sz["seeds"]]
+    assert {r.experiment for r in runs} == {"b_s1"} and {r.config["backend"] for r in runs} == {"numba"}
+    assert all("seeds" not in r.config and {k: r.config[k] for k in sz if k != "seeds"} ==
+               {k: v for k, v in sz.items() if k != "seeds"} for r in runs)
+
+
+def test_last_lag_mu_is_the_last_lag_at_the_last_checkpoint():
+    runs = [({"checkpoints": [0, 4]}, {"mu_0": [9.0, 9.0, 9.0], "mu_4": [1.0, 0.5, 0.25]}),
+            ({"checkpoints": [0, 2]}, {"mu_0": [9.0, 9.0, 9.0], "mu_2": [1.0, 0.75, 0.125]})]
+    assert br.last_lag_mu(runs) == [0.25, 0.125]
