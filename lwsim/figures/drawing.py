@@ -142,5 +142,5 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     with_nulls = {**{key: v for (_, key), v in drawn.items() if key not in rendered}, **rendered}
     write_findings(with_nulls, preset, path, dtype=dtype, twin=twin, extras=extras, command=command,
                    results=results, earlier=earlier, threads=threads)
-    tidy.write(results, preset, out)            # every run × lag × N of these groups (docs/experiments.md §5.8)
+    tidy.write(results, preset, out, studies.STUDIES)      # docs/experiments.md §5.8
     return rendered

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io import atomic_write_bytes
+from .run import Run
+
 FILE = "results.csv.gz"
 # the columns every row has first: which study, preset, run group and run (the cache key)
 HEAD = ("study", "preset", "group", "run")
@@ -96,15 +99,11 @@ def cell(v):
     return str(v)
 
 
-def table(results, preset, studies=None):
-    """(columns, rows) of the table: the rows of every study with a ``tidy`` hook (default: the
-    registry's) from ``results`` ({group: [(config, result)]}); configuration columns are the union
+def table(results, preset, studies):
+    """(columns, rows) of the table: the rows of every study of ``studies`` (the registry's
+    STUDIES, in order) with a ``tidy`` hook, from ``results`` ({group: [(config, result)]}); configuration columns are the union
     of the runs' configuration keys, sorted, between HEAD and AXES, their values already as their
     CSV text (:func:`cell`, once per run)."""
-    from .run import Run
-    if studies is None:
-        from . import studies as registry
-        studies = registry.STUDIES
     out, keys = [], set()
     for s in studies:
         if s.tidy is None:
@@ -134,9 +133,9 @@ def encode(columns, rows):
     return buf.getvalue()
 
 
-def write(results, preset, out, studies=None):
-    """Write ``<out>/results.csv.gz`` atomically from ``results``; returns (path, number of rows)."""
-    from ..io import atomic_write_bytes
+def write(results, preset, out, studies):
+    """Write ``<out>/results.csv.gz`` atomically from ``results`` and ``studies`` (:func:`table`);
+    returns (path, number of rows)."""
     columns, rows = table(results, preset, studies)
     path = Path(out) / FILE
     atomic_write_bytes(path, encode(columns, rows))

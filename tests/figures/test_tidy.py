@@ -13,7 +13,7 @@ Planted bugs, each seen failing and then restored:
   P2 lag_n_rows swapping lag and N in a row ("lag": _n(N), "N": _n(lag))
      → test_round_trip_every_value, test_lag_n_rows_order_and_detected, test_smoke_end_to_end
   P3 detected as N̂(ℓ) < N (strict)
-     → test_lag_n_rows_order_and_detected
+     → test_lag_n_rows_order_and_detected, test_round_trip_every_value
   P4 the gzip header with the time of writing (mtime=None)
      → test_deterministic_bytes
   P5 NaN written as "nan" instead of an empty cell
