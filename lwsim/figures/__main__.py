@@ -7,11 +7,12 @@
                           [--native] [--compare DIR]
 
 Each figure is a PNG plus a JSON of the plotted data and fitted numbers in --out (default
-figures/); FINDINGS.md lists the findings of §5.5 with measured numbers and a verdict. Runs are
-cached under --cache (default runs/) keyed by their full configuration: a second call computes
-nothing, an interrupted call resumes where it stopped. --scheduler runs the grid on a Dask cluster
-(default: $LWSIM_SCHEDULER, else the local process pool); --dry-run prints the runs, cached runs,
-core-hours and peak memory per experiment without running anything (docs/cluster.md).
+figures/); FINDINGS.md lists the findings of §5.5 with measured numbers and a verdict;
+results.csv.gz holds every run × lag × N of the runs read, one row each (docs/experiments.md §5.8).
+Runs are cached under --cache (default runs/) keyed by their full configuration: a second call
+computes nothing, an interrupted call resumes where it stopped. --scheduler runs the grid on a Dask
+cluster (default: $LWSIM_SCHEDULER, else the local process pool); --dry-run prints the runs, cached
+runs, core-hours and peak memory per experiment without running anything (docs/cluster.md).
 --profile prints, after the run, where the preset's time went: every run's wall time split into
 training, envelope, matched statistic, tail fits, decay/master fits, other diagnostics and numba
 compilation, summed per experiment (from the cache records; docs/experiments.md §5.3).

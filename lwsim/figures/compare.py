@@ -4,7 +4,8 @@ against what its own folder held before (docs/performance.md, "Bit-reproducibili
 ``python -m lwsim.figures`` takes a :func:`snapshot` of its --out folder before it writes, and after
 the run prints :func:`report`: "bit-identical to the previous files (N files)", or which files
 differ — each finding whose verdict or numbers moved (FINDINGS.md, verdict by verdict), each JSON
-number that moved (old → new), each PNG whose pixels moved. ``--compare DIR`` compares with DIR
+number that moved (old → new), each PNG whose pixels moved, the results table
+(results.csv.gz) when it differs. ``--compare DIR`` compares with DIR
 instead (e.g. a clone's committed figures/). FINDINGS.md's command line names the folders, so its
 ``--out``/``--cache`` arguments are not compared.
 """
@@ -16,17 +17,19 @@ import re
 from pathlib import Path
 
 SUFFIXES = (".png", ".json", ".md")
+TABLES = ("results.csv.gz",)            # the results table (tidy.FILE, docs/experiments.md §5.8)
 _PATHS = re.compile(r"--out \S+ --cache \S+")
 
 
 def snapshot(folder):
-    """{file name: bytes} of the PNG, JSON and Markdown files directly in ``folder`` ({} if absent).
+    """{file name: bytes} of the PNG, JSON and Markdown files and the results table directly in
+    ``folder`` ({} if absent).
     Sub-folders (figures/medium/) are other outputs and are not included."""
     p = Path(folder)
     if not p.is_dir():
         return {}
     return {f.name: f.read_bytes() for f in sorted(p.iterdir())
-            if f.is_file() and f.suffix in SUFFIXES and not f.name.startswith(".")}
+            if f.is_file() and (f.suffix in SUFFIXES or f.name in TABLES) and not f.name.startswith(".")}
 
 
 def _normal(name, data):
@@ -167,6 +170,9 @@ def report(before, after, where):
     for n in differ:
         if n.endswith(".json"):
             lines.append(f" {n}: {json_diff(before[n], after[n])}")
+    for n in differ:
+        if n in TABLES:
+            lines.append(f" {n} differs")
     pngs = [n for n in differ if n.endswith(".png")]
     if pngs:
         lines.append(f" {len(pngs)} PNG(s) differ: {', '.join(pngs)}")

@@ -1,10 +1,11 @@
-"""Render the figures: plan the runs, execute the grid (cached), draw, write PNG + JSON + FINDINGS.md."""
+"""Render the figures: plan the runs, execute the grid (cached), draw, write PNG + JSON + FINDINGS.md
+and the results table results.csv.gz (lwsim/figures/tidy.py)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from . import studies
+from . import studies, tidy
 from .plan import FIG_NEEDS, plan, train_dtype_of
 from .runcache import is_cached
 from .runner import load_result, run_grid
@@ -98,7 +99,8 @@ def dtype_twin(fig_ids, preset, backend, cache, dtype):
 def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None, backend="numba",
                  force=False, progress=True, *, scheduler=None, threads_per_run=None, retries=1,
                  timeout=30.0, train_dtype=None):
-    """Plan, run (pool, or Dask with ``scheduler``: docs/cluster.md) and render ``fig_ids``.
+    """Plan, run (pool, or Dask with ``scheduler``: docs/cluster.md) and render ``fig_ids``; write
+    FINDINGS.md and results.csv.gz (the rows of the run groups ``fig_ids`` read, tidy.py).
     ``train_dtype`` overrides the preset's training dtype."""
     from .findings import set_aside, write_findings
     groups = plan(fig_ids, preset, backend, train_dtype)
@@ -119,7 +121,7 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     rendered, drawn = draw_all(fig_ids, results, out, (os.cpu_count() or 1) if jobs is None else jobs,
                                progress=progress, drawings=drawings)
     if progress:
-        print(f"drew {len(fig_ids)} figure(s) into {out}/; writing FINDINGS.md", flush=True)
+        print(f"drew {len(fig_ids)} figure(s) into {out}/; writing FINDINGS.md and {tidy.FILE}", flush=True)
     dtype = train_dtype_of(groups)
     twin = dtype_twin(fig_ids, preset, backend, cache, dtype) if dtype in ("float32", "float64") else None
     extras = {s.name: s.extra(results, rendered, out, {key: v for (name, key), v in drawn.items() if name == s.name})
@@ -140,4 +142,5 @@ def make_figures(fig_ids, preset="quick", out="figures", cache="runs", jobs=None
     with_nulls = {**{key: v for (_, key), v in drawn.items() if key not in rendered}, **rendered}
     write_findings(with_nulls, preset, path, dtype=dtype, twin=twin, extras=extras, command=command,
                    results=results, earlier=earlier, threads=threads)
+    tidy.write(results, preset, out, studies.STUDIES)      # docs/experiments.md §5.8
     return rendered

@@ -40,6 +40,9 @@ class Study:
     memory: experiment → ``fn(config) -> {"outputs": bytes (replaces the generic outputs term),
         "chunk": bytes (added to the chunk term)}`` for the peak-memory model;
     probes: experiment → list of config overrides timed by ``--calibrate``.
+    tidy: ``fn(results) -> [(group, experiment, config, [row])]``: the study's rows of the results
+        table ``results.csv.gz`` (lwsim/figures/tidy.py), per run one dict of the axis and
+        measured columns (tidy.AXES, tidy.MEASURES) per lag × N; none for groups not in ``results``.
     """
     name: str
     docs: str
@@ -57,6 +60,7 @@ class Study:
     work: Mapping[str, Callable] = field(default_factory=dict)
     memory: Mapping[str, Callable] = field(default_factory=dict)
     probes: Mapping[str, list] = field(default_factory=dict)
+    tidy: Callable | None = None
 
     def __post_init__(self):
         check_sizes(self.name, self.sizes)

@@ -37,15 +37,17 @@ def test_snapshot_takes_the_outputs_directly_in_the_folder(tmp_path):
     (tmp_path / "A1.json").write_bytes(b"{}")
     (tmp_path / "FINDINGS.md").write_bytes(b"# F")
     (tmp_path / "notes.txt").write_bytes(b"not an output")
+    (tmp_path / "results.csv.gz").write_bytes(b"gz")
+    (tmp_path / "other.csv.gz").write_bytes(b"not an output")
     (tmp_path / ".hidden.json").write_bytes(b"{}")
     (tmp_path / "medium").mkdir()
     (tmp_path / "medium" / "A1.json").write_bytes(b"{}")
     (tmp_path / "dir.json").mkdir()                       # a folder named like an output is not one
     snap = compare.snapshot(tmp_path)
-    assert snap == {"A1.json": b"{}", "A1.png": b"png", "FINDINGS.md": b"# F"}
-    assert list(snap) == ["A1.json", "A1.png", "FINDINGS.md"]       # sorted by name
+    assert snap == {"A1.json": b"{}", "A1.png": b"png", "FINDINGS.md": b"# F", "results.csv.gz": b"gz"}
+    assert list(snap) == ["A1.json", "A1.png", "FINDINGS.md", "results.csv.gz"]       # sorted by name
     assert compare.snapshot(tmp_path / "A1.png") == {}              # a file is not a folder
-    assert compare.SUFFIXES == (".png", ".json", ".md")
+    assert compare.SUFFIXES == (".png", ".json", ".md") and compare.TABLES == ("results.csv.gz",)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -336,6 +338,9 @@ def test_report_differences_in_order():
     only_png["Z.png"] = b"z"
     assert compare.report(a, only_png, "ref/") == ["NOT bit-identical to ref/: 1 of 4 files differ",
                                                    " 1 PNG(s) differ: B1.png", "1 new file(s): Z.png"]
+    table = dict(a, **{"results.csv.gz": b"t2", "B1.png": b"x"})      # the results table: one line
+    assert compare.report(dict(a, **{"results.csv.gz": b"t1"}), table, "ref/") == [
+        "NOT bit-identical to ref/: 2 of 5 files differ", " results.csv.gz differs", " 1 PNG(s) differ: B1.png"]
 
 
 def test_report_lists_at_most_eight_names():

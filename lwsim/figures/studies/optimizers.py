@@ -11,6 +11,7 @@ from ..run import Run
 from ..study import Study
 from ..style import band, color, subplots
 from .main.sizes import SIZES as MAIN_SIZES
+from .main.tidy import group_rows
 
 # The optimizers compared with AdamW and the seeds they train on, per preset (docs/presets.md);
 # every other setting is the main grid's.
@@ -59,5 +60,11 @@ def fig_a10(R):
     return fig, data
 
 
+def _tidy(results):
+    """The a_compare runs' rows of results.csv.gz: as a_main's (studies/main/tidy.py)."""
+    return group_rows(results, "a_compare")
+
+
 STUDY = Study(name="optimizers", docs="docs/experiments.md §5.4 (A10)", sizes=SIZES, groups={"a_compare": compare_runs},
-              figures={"A10": fig_a10}, needs={"A10": ("a_main", "a_compare")})
+              figures={"A10": fig_a10}, needs={"A10": ("a_main", "a_compare")},
+              tidy=_tidy)

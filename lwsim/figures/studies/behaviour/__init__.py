@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...config import declared
 from ...study import Study
 from ...workload import fwd, nlags
+from ...tidy import lag_n_rows
 from .experiment import SIZES, behaviour_runs
 from .figures import FIGURES
 from .findings import TITLE, f9, finding9_lines
@@ -34,7 +35,16 @@ def _after(rendered, results, extra):
     return finding9_lines(rendered)
 
 
+def _tidy(results):
+    """The rows of results.csv.gz (lwsim/figures/tidy.py): per run (trained on config_N
+    sequences), each null × lag × N of the diagnostic's N grid; Ĥ_N computed from N̂(ℓ)."""
+    return [("a_behaviour", "a_behaviour", cfg,
+             [row for null in r["nulls"] for row in lag_n_rows(r["lags"], r["n_grid"], null=str(null),
+                                                               n_hat=r[f"n_hat_{null}"])])
+            for cfg, r in results.get("a_behaviour", ())]
+
+
 STUDY = Study(name="behaviour", docs="docs/experiments.md §5.6 (A15, finding 9)", sizes=SIZES,
               groups={"a_behaviour": behaviour_runs}, figures=FIGURES, needs={k: ("a_behaviour",) for k in FIGURES},
-              headline=_headline, after=_after, work={"a_behaviour": _a_behaviour},
+              headline=_headline, after=_after, tidy=_tidy, work={"a_behaviour": _a_behaviour},
               probes={"a_behaviour": [dict(), dict(steps=60), dict(n_diag=128), dict(cell="lstm")]})

@@ -3,7 +3,7 @@
 experiment.py: the ``a_main`` experiment (train on multilag, then envelope, time scales, matched
 statistic, tail fits, Ĥ_N under each null); figures.py: A1–A9; master.py: A14; findings.py:
 findings 1–5 and the trainings' R²; nulls.py: findings 1–5 under each null and floor, with the
-nulls' figures <id>_<null>.png.
+nulls' figures <id>_<null>.png; tidy.py: the runs' rows of results.csv.gz.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from .findings import findings as findings_1_5   # not the name ``findings``: th
 from .master import fig_a14
 from .nulls import findings_by_variant, null_drawings, null_lines
 from .sizes import SIZES
+from .tidy import tidy as _tidy
 
 FIGURES = {**_FIGS, "A14": fig_a14}
 
@@ -47,7 +48,7 @@ def _before(rendered, results, extra):
 
 STUDY = Study(name="main", docs="docs/experiments.md §5.3–5.5 (A1–A9, A14, findings 1–5)",
               sizes=SIZES, groups={"a_main": main_runs}, figures=FIGURES, needs={k: ("a_main",) for k in FIGURES},
-              titles=TITLES, findings=findings_1_5, drawings=_drawings, extra=_extra, before=_before,
+              titles=TITLES, findings=findings_1_5, drawings=_drawings, extra=_extra, before=_before, tidy=_tidy,
               work={"a_main": a_main_work}, probes={"a_main": [dict(epochs=2, n_train=64, n_diag=64), dict(epochs=6, n_train=64, n_diag=64),
                dict(epochs=2, n_train=64, n_diag=64, batch=8), dict(epochs=2, n_train=64, n_diag=192),
                dict(epochs=2, n_train=64, n_diag=64, K=3), dict(epochs=2, n_train=64, n_diag=64, H=16),
