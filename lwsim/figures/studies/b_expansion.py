@@ -166,12 +166,17 @@ def f7(r):
         return None
     rows, verdicts = [], []
     for c, runs in b7.items():
-        slopes = [run["slope"] for run in runs]
+        if isinstance(runs, dict):      # [B]'s robust aggregate (_fig_b7_robust): the seeds its filter keeps
+            kept = [s for s, k in zip(runs["slopes"], runs["kept"]) if k]
+            note = f"; [B]'s seed filter kept {len(kept)} of {len(runs['slopes'])}"
+            slopes = kept
+        else:
+            slopes, note = [run["slope"] for run in runs], ""
         iv = V.seed_interval(slopes)
         v = V.decide(iv, within=(2.0, SLOPE_MARGIN))
         verdicts.append(v)
         rows.append(f"{c}: slopes {[round(s, 3) for s in slopes]}; seed interval {iv.text('.4g')} → {v} "
-                    f"({V.seeds_on_side(slopes, within=(2.0, SLOPE_MARGIN))} within 2 ± {SLOPE_MARGIN})")
+                    f"({V.seeds_on_side(slopes, within=(2.0, SLOPE_MARGIN))} within 2 ± {SLOPE_MARGIN}){note}")
     return [(7, V.all_of(verdicts), rows, f"rule: each model's 95% seed interval of the log–log slope over the five "
              f"smallest ε inside 2 ± {SLOPE_MARGIN}, AND over models (docs/experiments.md §5.5.2)")]
 

@@ -176,3 +176,21 @@ def test_f7_rounds_slopes_to_three_decimals_and_the_interval_to_four_digits():
     # tiny slopes: mean 1.21152e-05, written in lower-case exponent notation
     r = {"B7": {"diaggate": [{"slope": 1.23456e-5}, {"slope": 1.3e-5}, {"slope": 1.1e-5}]}}
     assert bx.f7(r)[0][2][0].startswith("diaggate: slopes [0.0, 0.0, 0.0]; seed interval 1.212e-05 [")
+
+
+def test_f7_under_the_robust_aggregate_reads_the_kept_seeds():
+    """The paper presets aggregate B7 by [B]'s seed filter (fig_b7 returns one dict per cell): finding 7
+    reads the slopes of the seeds it keeps and says how many it dropped."""
+    eps = np.array([1e-2, 1e-1, 1.0])
+    slopes = (2.0, 2.01, 1.99, 5.0, 2.0)                   # the outlier seed (E(1) = 100) has slope 5
+    runs = [({"cell": "diaggate", "seed": s, "b7_aggregate": "robust"},
+             {"eps": eps, "E": eps ** 2 * v, "C2": np.full(3, v), "slope": q})
+            for s, (v, q) in enumerate(zip((1.0, 2.0, 3.0, 4.0, 100.0), slopes))]
+    _, d = bx.fig_b7({"b_expansion": runs})
+    (k, v, rows, _), = bx.f7({"B7": d})
+    # kept: seeds 0–3 (slopes 2, 2.01, 1.99, 5): mean 2.75, t_{0.975,3} · sd / 2 = 2.387: straddles 2 ± 0.1
+    assert rows == ["diaggate: slopes [2.0, 2.01, 1.99, 5.0]; seed interval 2.75 [0.3631, 5.137] (4 seeds) → "
+                    "inconclusive (3 of 4 seeds within 2 ± 0.1); [B]'s seed filter kept 4 of 5"]
+    runs[3][1]["slope"] = 2.0                              # the kept seeds all near 2: reproduced
+    _, d = bx.fig_b7({"b_expansion": runs})
+    assert bx.f7({"B7": d})[0][1] == "reproduced"
