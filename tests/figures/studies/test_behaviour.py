@@ -999,3 +999,25 @@ def test_finding9_finds_a_planted_tracking_window_and_not_a_planted_null():
     verdict, best, _ = fb.scheme(null)
     assert verdict == "not reproduced"
     assert all(abs(r) < 1 for r in fb.within_n_by_seed(null, best).values())
+
+
+def test_within_n_by_seed_reads_each_seeds_own_budgets_and_none_without_a_rho():
+    # seed 1 at N 8 (ρ 1) and 16 (ρ −1); seed 2 at N 8 (ρ 1) and 32 (ρ 1): seed 1's mean is 0, not 1
+    pts = ([_pt(1, 8, h, h) for h in (1.0, 2.0, 3.0)] + [_pt(1, 16, h, -h) for h in (1.0, 2.0, 3.0)]
+           + [_pt(2, 8, h, h) for h in (1.0, 2.0, 3.0)] + [_pt(2, 32, h, h) for h in (1.0, 2.0, 3.0)])
+    a15 = {"scatter": pts, "nulls": ["lag"]}
+    assert fb.within_n_by_seed(a15, "lag") == {1: pytest.approx(0.0), 2: pytest.approx(1.0)}
+    # two points per N give no ρ: that seed's value is None, not NaN
+    assert fb.within_n_by_seed({"scatter": pts[:2], "nulls": ["lag"]}, "lag") == {1: None}
+
+
+def test_scheme_best_null_by_mean_and_the_one_sided_rate_over_finite_pairs():
+    # the full null tracks H^beh (ρ 1 at each N), the lag null runs against it (ρ −1): best is "full",
+    # although "lag" sorts after it
+    pts = [dict(_pt(s, n, h, -h, full=h)) for s in (1, 2, 3) for n in (8, 16) for h in (1.0, 2.0, 3.0)]
+    pts[0]["h_beh"] = 9.0                          # beyond its full window (1.0): one of the finite pairs
+    pts[1]["h_diag"] = {"lag": -2.0, "full": float("nan")}      # no full window: left out of the rate
+    verdict, best, rows = fb.scheme({"scatter": pts, "nulls": ["lag", "full"]})
+    assert best == "full"
+    assert rows[-1] == ("one-sided reading (null full): learned beyond the diagnostic window (H^beh_N > Ĥ_N) in "
+                        "1 of 17 runs (6%)")
