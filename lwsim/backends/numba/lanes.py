@@ -1,0 +1,470 @@
+"""Small-H "lanes" kernels for the fused trainer: ``train(..., backend="numba", fused="lanes")``
+(docs/performance.md "The fused trainer" → "Lanes kernels", docs/experiments.md §5.2).
+
+Why: at the studies' sizes (H = 8 or 16, batch 16–32) the cell kernels of gru.py/lstm.py, laid out
+for large H (a (B, H) row per sequence, tiled GEMMs per step, OpenBLAS for the weight gradients),
+run their element loops over H = 8 units: scalar code, plus per-call overheads. Here every array of
+a step is laid out (T, rows, B) with the batch as the innermost, contiguous dimension ("lanes"):
+every loop of the forward, the loss, the BPTT and the weight gradients is a plain loop over the
+batch that LLVM vectorises (AVX2: 4 float64 / 8 float32 lanes), no BLAS, no thread pool. The
+operands (Wa, Uᵀ, U, W_out, ...) are the same arrays as the fused trainer's (filled from the flat
+parameters by its index maps); the reduced gradient pieces go into the same places of its ``red``
+buffer, so the norm, clip and optimizer are fused.py's own (:func:`fused._finish`).
+
+Equations (docs/cells.md): GRU convention "torch" §1.2/§1.7 (gru.py's docstring gives the BPTT),
+convention "cho" without LayerNorm §1.2, LSTM without LayerNorm §1.3 (lstm.py's docstring),
+read-out and loss §1.4/§1.6 (readout.py), BPTT §1.8. Per step t, lanes b = 0 … B − 1:
+  forward:  pre[g, :] = Σ_d Wa[d, g] xa_t[d, :] (+ Σ_k Uᵀ[k, g] h_{t−1}[k, :]), the gates element
+            by element, ŷ_t[o, :] = b_out[o] + Σ_j W_out[o, j] h_t[j, :];
+  loss:     L = Σ_t w_t Σ_{o,b} (ŷ − y)² / (Σ_t w_t · B · n_out) (float64), ∂L/∂ŷ = 2 w (ŷ − y)/count;
+  BPTT:     the pre-activation errors of step t overwrite that step's gate buffer in place;
+            dh_{t−1} from them by the same lane loops with U;
+  weights:  dW[g, k] = Σ_t Σ_b dpre_t[g, b] z_t[k, b], z_t = [h_{t−1} | xa_t]: one lane accumulator
+            per (g, k) summed over t, then its B lanes added in order in float64.
+
+Same mathematics as the step path, another summation order (lanes, then the sum over lanes): the
+results differ from ``fused=False`` by round-off only (tests/backends/numba/test_lanes.py: float64
+to ≲ 1e−13 relative after a few steps); hence opt-in. Deterministic: fixed loop order, one thread,
+no fast-math (no FMA contraction), the same bits for the same seed.
+
+Covered: :func:`covers`. Anything else trains with the existing fused kernels (fused=True) — but
+``fused="lanes"`` on a cell it does not cover is refused (ValueError) by train(), so a request is
+never silently served by other arithmetic.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .common import like, sigmoid, tanh
+from .fused import FusedSteps, _carve, _fill_ops, _finish, _start
+
+EXACT = dict(cache=True, error_model="numpy")     # no fast-math: no FMA, no re-association
+
+
+def covers(cell):
+    """(True, "") when the lanes kernels cover ``cell``, else (False, the reason)."""
+    variant = cell.kind.numba_variant(cell) if getattr(cell.kind, "numba_kernels", False) else None
+    if variant not in LANES_FAMILIES:
+        return False, (f"cell {cell.name!r} (numba variant {variant!r}) has no lanes kernels; "
+                       f"covered: {', '.join(sorted(LANES_FAMILIES))} without layernorm")
+    if getattr(cell, "layernorm", False):
+        return False, "the lanes kernels do not cover layernorm=True"
+    return True, ""
+
+
+# ================================================================= lane loops shared by the families
+@njit(**EXACT)
+def _mv(out, WT, c0, x, add):
+    """out[g, :] (+)= Σ_k WT[k, c0 + g] · x[k, :] for g < out.shape[0] (k in order)."""
+    G, nb = out.shape
+    K = x.shape[0]
+    for g in range(G):
+        o = out[g]
+        k0 = 0
+        if not add:
+            w = WT[0, c0 + g]
+            x0 = x[0]
+            for b in range(nb):
+                o[b] = w * x0[b]
+            k0 = 1
+        for k in range(k0, K):
+            w = WT[k, c0 + g]
+            xk = x[k]
+            for b in range(nb):
+                o[b] += w * xk[b]
+
+
+@njit(**EXACT)
+def _view(buf, rows, nb):
+    """A C-contiguous (rows, nb) view of the flat scratch buffer buf (nb = this step's batch)."""
+    return buf[:rows * nb].reshape((rows, nb))
+
+
+@njit(**EXACT)
+def _gather(R, k, Da):
+    """Step k's minibatch as lanes: xa (T, Da, nb) (a row of ones when Da > D) and y (T, O, nb)."""
+    nb = R.nbs[k]
+    T, _, D = R.X.shape
+    O = R.Y.shape[2]
+    xa = R.xbuf[:T * nb * Da].reshape((T, Da, nb))
+    y = R.xbuf[T * nb * Da:T * nb * (Da + O)].reshape((T, O, nb))
+    for t in range(T):
+        for b in range(nb):
+            r = R.idx[k, b]
+            for d in range(D):
+                xa[t, d, b] = R.X[t, r, d]
+            for o in range(O):
+                y[t, o, b] = R.Y[t, r, o]
+        if Da > D:
+            for b in range(nb):
+                xa[t, D, b] = 1
+    return xa, y
+
+
+@njit(**EXACT)
+def _readout(yhat_t, W_outT, b_out, h_t):
+    """ŷ_t[o, :] = b_out[o] + Σ_j W_out[o, j] h_t[j, :]."""
+    _mv(yhat_t, W_outT, 0, h_t, False)
+    for o in range(yhat_t.shape[0]):
+        bo = b_out[o]
+        r = yhat_t[o]
+        for b in range(r.shape[0]):
+            r[b] += bo
+
+
+@njit(**EXACT)
+def _loss(yhat, y, w, lacc, dbacc):
+    """L (float64) and ∂L/∂ŷ written over yhat; Σ_{t,b} ∂L/∂ŷ per read-out unit into dbacc (O,)
+    float64. Lane accumulators lacc (nb,) float64."""
+    T, O, nb = yhat.shape
+    count = 0.0
+    for t in range(T):
+        count += w[t]
+    count *= nb * O
+    cnt = like(yhat[0, 0, 0], count)
+    two = like(cnt, 2.0)
+    for b in range(nb):
+        lacc[b] = 0.0
+    for o in range(O):
+        dbacc[o] = 0.0
+    for t in range(T):
+        wt = w[t]
+        for o in range(O):
+            yr, tr = yhat[t, o], y[t, o]
+            s = 0.0
+            for b in range(nb):
+                d = yr[b] - tr[b]
+                lacc[b] += wt * d * d
+                gv = two * wt * d / cnt
+                yr[b] = gv
+            for b in range(nb):
+                s += yr[b]
+            dbacc[o] += s
+    loss = 0.0
+    for b in range(nb):
+        loss += lacc[b]
+    return loss / count
+
+
+@njit(**EXACT)
+def _wgrad(red, off, A, a0, na, Hs, hoff, nh, X, nx, acc):
+    """red[off + i·(nh + nx) + k] = Σ_t Σ_b A[t, a0 + i, b] · z_t[k, b] (float64), i < na, with
+    z_t = [Hs[t + hoff, :nh] | X[t, :nx]]: lane accumulators acc (nh + nx, nb) summed over t, then
+    the lanes added in order. Returns the offset after the block."""
+    T, _, nb = A.shape
+    K = nh + nx
+    acc = acc[:K * nb].reshape((K, nb))
+    for i in range(na):
+        for k in range(K):
+            for b in range(nb):
+                acc[k, b] = 0
+        for t in range(T):
+            ar = A[t, a0 + i]
+            for k in range(nh):
+                zk, ak = Hs[t + hoff, k], acc[k]
+                for b in range(nb):
+                    ak[b] += ar[b] * zk[b]
+            for k in range(nx):
+                zk, ak = X[t, k], acc[nh + k]
+                for b in range(nb):
+                    ak[b] += ar[b] * zk[b]
+        for k in range(K):
+            s = 0.0
+            ak = acc[k]
+            for b in range(nb):
+                s += ak[b]
+            red[off + i * K + k] = s
+    return off + na * K
+
+
+@njit(**EXACT)
+def _readout_grads(R, off, dy, h, H, acc, dbacc):
+    """dW_out (O, H) then b_out's gradient (always the last piece) into R.red from offset off."""
+    O = dy.shape[1]
+    off = _wgrad(R.red, off, dy, 0, O, h, 1, H, h, 0, acc)
+    for o in range(O):
+        R.red[R.red.shape[0] - R.g.shape[0] - O + o] = dbacc[o]
+    return off
+
+
+@njit(**EXACT)
+def _direct_error(dl, W_out, dy_t):
+    """δ_t[j, :] = Σ_o W_out[o, j] ∂L/∂ŷ_t[o, :]."""
+    _mv(dl, W_out, 0, dy_t, False)
+
+
+# ================================================================= GRU, convention "torch"
+@njit(**EXACT)
+def _torch_grad(R, xa, y, ops, S):
+    """Loss; the pieces of fused._torch_grad into R.red: dZ = [dW_h· | dWa_{r,z,hn}] (3H, H + Da),
+    dN (H, Da), dW_out, db_out. Gate buffer G[t] = [r | z | hn | n], overwritten by the BPTT with
+    [dp_r | dp_z | dhn | dp_n]."""
+    Wa, WhT, bh, W_outT, b_out, W_out, Whc = ops
+    _fill_ops(ops, R.theta, R.omap)
+    sxp, shp, sdh, smm, acc, lacc, dbacc = S
+    T, Da, nb = xa.shape
+    H = Whc.shape[1]
+    O = W_out.shape[0]
+    one = like(xa[0, 0, 0], 1.0)
+    h, o = _carve(R.fbuf, 0, T + 1, H, nb)
+    G, o = _carve(R.fbuf, o, T, 4 * H, nb)
+    yhat, o = _carve(R.fbuf, o, T, O, nb)
+    xp, hp, dh, mm = _view(sxp, 3 * H, nb), _view(shp, 3 * H, nb), _view(sdh, H, nb), _view(smm, H, nb)
+    for j in range(H):
+        for b in range(nb):
+            h[0, j, b] = 0
+    for t in range(T):
+        _mv(xp, Wa, 0, xa[t], False)
+        _mv(hp, WhT, 0, h[t], False)
+        Gt, hprev, hnew = G[t], h[t], h[t + 1]
+        for j in range(H):
+            xr, xz, xn = xp[j], xp[H + j], xp[2 * H + j]
+            hr, hz, hh = hp[j], hp[H + j], hp[2 * H + j]
+            br, bz, bn = bh[j], bh[H + j], bh[2 * H + j]
+            rr, zr, hnr, nr = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
+            hp_j, hn_j = hprev[j], hnew[j]
+            for b in range(nb):
+                rv = sigmoid(xr[b] + (hr[b] + br))
+                zv = sigmoid(xz[b] + (hz[b] + bz))
+                hv = hh[b] + bn
+                nv = tanh(xn[b] + rv * hv)
+                rr[b], zr[b], hnr[b], nr[b] = rv, zv, hv, nv
+                hn_j[b] = nv + zv * (hp_j[b] - nv)
+        _readout(yhat[t], W_outT, b_out, hnew)
+    loss = _loss(yhat, y, R.w, lacc, dbacc)
+    for j in range(H):
+        for b in range(nb):
+            mm[j, b] = 0                      # Σ_g dpre_{t+1}[g] U[g, j] + dh_{t+1} z_{t+1}
+    for t in range(T - 1, -1, -1):
+        _direct_error(dh, W_out, yhat[t])
+        Gt, hprev = G[t], h[t]
+        for j in range(H):
+            rr, zr, hnr, nr = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
+            dr, mr, hp_j = dh[j], mm[j], hprev[j]
+            for b in range(nb):
+                d = mr[b] + dr[b]
+                rv, zv, nv, hv = rr[b], zr[b], nr[b], hnr[b]
+                pn = d * (one - zv) * (one - nv * nv)
+                rr[b] = pn * hv * (rv * (one - rv))
+                zr[b] = d * (hp_j[b] - nv) * (zv * (one - zv))
+                hnr[b] = pn * rv
+                nr[b] = pn
+                mr[b] = d * zv
+        _mv(mm, Whc, 0, Gt[:3 * H], True)
+    off = _wgrad(R.red, 0, G, 0, 3 * H, h, 0, H, xa, Da, acc)
+    off = _wgrad(R.red, off, G, 3 * H, H, h, 0, 0, xa, Da, acc)
+    _readout_grads(R, off, yhat, h, H, acc, dbacc)
+    return loss
+
+
+# ================================================================= GRU, convention "cho" (no LN)
+@njit(**EXACT)
+def _cho_grad(R, xa, y, ops, S):
+    """Loss; the pieces of fused._cho_grad into R.red: dZ = [dU_{z,r} | dW_{z,r}] (2H, H + Da),
+    dG = [dU_g | dW_g] (H, H + Da), dW_out, dγ = dβ = 0 (no LN), db_out. G[t] = [z | r | g],
+    overwritten with [dp_z | dp_r | da]; RH[t] = r ⊙ h_{t−1}."""
+    Wa, UzrT, UgT, gamma, beta, W_outT, b_out, W_out, Uzr, Ug = ops
+    _fill_ops(ops, R.theta, R.omap)
+    sxp, shp, sdh, smm, acc, lacc, dbacc = S
+    T, Da, nb = xa.shape
+    H = Ug.shape[0]
+    O = W_out.shape[0]
+    one = like(xa[0, 0, 0], 1.0)
+    h, o = _carve(R.fbuf, 0, T + 1, H, nb)
+    G, o = _carve(R.fbuf, o, T, 3 * H, nb)
+    RH, o = _carve(R.fbuf, o, T, H, nb)
+    yhat, o = _carve(R.fbuf, o, T, O, nb)
+    xp, hp, dh, mm = _view(sxp, 3 * H, nb), _view(shp, 3 * H, nb), _view(sdh, H, nb), _view(smm, H, nb)
+    for j in range(H):
+        for b in range(nb):
+            h[0, j, b] = 0
+    for t in range(T):
+        _mv(xp, Wa, 0, xa[t], False)                 # [z | r | g] input parts
+        _mv(xp[:2 * H], UzrT, 0, h[t], True)
+        Gt, hprev, hnew, rh = G[t], h[t], h[t + 1], RH[t]
+        for j in range(2 * H):
+            pr, gr = xp[j], Gt[j]
+            for b in range(nb):
+                gr[b] = sigmoid(pr[b])
+        for j in range(H):
+            rr, hpj, rhj = Gt[H + j], hprev[j], rh[j]
+            for b in range(nb):
+                rhj[b] = rr[b] * hpj[b]
+        _mv(xp[2 * H:], UgT, 0, rh, True)
+        for j in range(H):
+            zr, gr, pr, hpj, hnj = Gt[j], Gt[2 * H + j], xp[2 * H + j], hprev[j], hnew[j]
+            for b in range(nb):
+                gv = tanh(pr[b])
+                gr[b] = gv
+                hnj[b] = hpj[b] + zr[b] * (gv - hpj[b])
+        _readout(yhat[t], W_outT, b_out, hnew)
+    loss = _loss(yhat, y, R.w, lacc, dbacc)
+    for j in range(H):
+        for b in range(nb):
+            mm[j, b] = 0
+    for t in range(T - 1, -1, -1):
+        _direct_error(dh, W_out, yhat[t])
+        Gt, hprev = G[t], h[t]
+        for j in range(H):
+            zr, gr, dr, mr, hpj = Gt[j], Gt[2 * H + j], dh[j], mm[j], hprev[j]
+            for b in range(nb):
+                d = mr[b] + dr[b]
+                zv, gv = zr[b], gr[b]
+                zr[b] = d * (gv - hpj[b]) * (zv * (one - zv))
+                gr[b] = d * zv * (one - gv * gv)
+                mr[b] = d * (one - zv)
+        _mv(hp[:H], Ug, 0, Gt[2 * H:], False)        # drh = da U_g
+        for j in range(H):
+            rr, drh, hpj, mr = Gt[H + j], hp[j], hprev[j], mm[j]
+            for b in range(nb):
+                rv = rr[b]
+                mr[b] += drh[b] * rv
+                rr[b] = drh[b] * hpj[b] * (rv * (one - rv))
+        _mv(mm, Uzr, 0, Gt[:2 * H], True)
+    off = _wgrad(R.red, 0, G, 0, 2 * H, h, 0, H, xa, Da, acc)
+    off = _wgrad(R.red, off, G, 2 * H, H, RH, 0, H, xa, Da, acc)
+    off = _readout_grads(R, off, yhat, h, H, acc, dbacc)
+    for i in range(2 * H):                           # dγ, dβ: no LayerNorm
+        R.red[off + i] = 0.0
+    return loss
+
+
+# ================================================================= LSTM (no LN)
+@njit(**EXACT)
+def _lstm_grad(R, xa, y, ops, S):
+    """Loss; the pieces of fused._lstm_grad into R.red: dZ = [dU | dWa] (4H, H + Da), dW_out,
+    dγ = dβ = 0, db_out. G[t] = [i | f | g | o] overwritten with the pre-activation errors."""
+    Wa, UT, gamma, beta, W_outT, b_out, W_out, UC = ops
+    _fill_ops(ops, R.theta, R.omap)
+    sxp, shp, sdh, smm, acc, lacc, dbacc = S
+    T, Da, nb = xa.shape
+    H = UC.shape[1]
+    O = W_out.shape[0]
+    one = like(xa[0, 0, 0], 1.0)
+    h, o = _carve(R.fbuf, 0, T + 1, H, nb)
+    c, o = _carve(R.fbuf, o, T + 1, H, nb)
+    G, o = _carve(R.fbuf, o, T, 4 * H, nb)
+    tc, o = _carve(R.fbuf, o, T, H, nb)
+    yhat, o = _carve(R.fbuf, o, T, O, nb)
+    xp, dh, mm, dc = _view(sxp, 4 * H, nb), _view(sdh, H, nb), _view(smm, H, nb), _view(shp, H, nb)
+    for j in range(H):
+        for b in range(nb):
+            h[0, j, b] = 0
+            c[0, j, b] = 0
+    for t in range(T):
+        _mv(xp, Wa, 0, xa[t], False)
+        _mv(xp, UT, 0, h[t], True)
+        Gt, cprev, cnew, hnew, tct = G[t], c[t], c[t + 1], h[t + 1], tc[t]
+        for j in range(H):
+            pi, pf, pg, po = xp[j], xp[H + j], xp[2 * H + j], xp[3 * H + j]
+            ir, fr, gr, orow = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
+            cpj, cnj, hnj, tcj = cprev[j], cnew[j], hnew[j], tct[j]
+            for b in range(nb):
+                iv = sigmoid(pi[b])
+                fv = sigmoid(pf[b])
+                ov = sigmoid(po[b])
+                gv = tanh(pg[b])
+                cv = fv * cpj[b] + iv * gv
+                tv = tanh(cv)
+                ir[b], fr[b], gr[b], orow[b], tcj[b] = iv, fv, gv, ov, tv
+                cnj[b] = cv
+                hnj[b] = ov * tv
+        _readout(yhat[t], W_outT, b_out, hnew)
+    loss = _loss(yhat, y, R.w, lacc, dbacc)
+    for j in range(H):
+        for b in range(nb):
+            mm[j, b] = 0
+            dc[j, b] = 0
+    for t in range(T - 1, -1, -1):
+        _direct_error(dh, W_out, yhat[t])
+        Gt, cprev, tct = G[t], c[t], tc[t]
+        for j in range(H):
+            ir, fr, gr, orow = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
+            cpj, tcj, dr, mr, dcr = cprev[j], tct[j], dh[j], mm[j], dc[j]
+            for b in range(nb):
+                d = mr[b] + dr[b]
+                iv, fv, gv, ov, tv = ir[b], fr[b], gr[b], orow[b], tcj[b]
+                dct = dcr[b] + d * ov * (one - tv * tv)
+                ir[b] = dct * gv * (iv * (one - iv))
+                fr[b] = dct * cpj[b] * (fv * (one - fv))
+                gr[b] = dct * iv * (one - gv * gv)
+                orow[b] = d * tv * (ov * (one - ov))
+                dcr[b] = dct * fv
+        _mv(mm, UC, 0, Gt, False)
+    off = _wgrad(R.red, 0, G, 0, 4 * H, h, 0, H, xa, Da, acc)
+    off = _readout_grads(R, off, yhat, h, H, acc, dbacc)
+    for i in range(2 * H):
+        R.red[off + i] = 0.0
+    return loss
+
+
+# ================================================================= step loops (one per family)
+@njit(**EXACT)
+def _scratch(R, rows, H, K, O, dt):
+    """Flat lane buffers of one call: pre-activations (2), dh, the carried dh_{t−1} part, the
+    weight-gradient accumulators, the loss lanes (float64), db_out (float64)."""
+    B = R.info[2]
+    return (np.zeros(rows * B, dt), np.zeros(rows * B, dt), np.zeros(H * B, dt), np.zeros(H * B, dt),
+            np.zeros(max(K, H) * B, dt), np.zeros(B), np.zeros(O))
+
+
+@njit(**EXACT)
+def torch_steps(R, ops, Da):
+    H = ops[6].shape[1]
+    S = _scratch(R, 3 * H, H, H + Da, ops[5].shape[0], R.theta.dtype)
+    for k in range(R.nbs.shape[0]):
+        if not _start(R, k):
+            return
+        xa, y = _gather(R, k, Da)
+        if not _finish(R, k, R.info[3] + k + 1, _torch_grad(R, xa, y, ops, S)):
+            return
+
+
+@njit(**EXACT)
+def cho_steps(R, ops, Da):
+    H = ops[9].shape[0]
+    S = _scratch(R, 3 * H, H, H + Da, ops[7].shape[0], R.theta.dtype)
+    for k in range(R.nbs.shape[0]):
+        if not _start(R, k):
+            return
+        xa, y = _gather(R, k, Da)
+        if not _finish(R, k, R.info[3] + k + 1, _cho_grad(R, xa, y, ops, S)):
+            return
+
+
+@njit(**EXACT)
+def lstm_steps(R, ops, Da):
+    H = ops[7].shape[1]
+    S = _scratch(R, 4 * H, H, H + Da, ops[6].shape[0], R.theta.dtype)
+    for k in range(R.nbs.shape[0]):
+        if not _start(R, k):
+            return
+        xa, y = _gather(R, k, Da)
+        if not _finish(R, k, R.info[3] + k + 1, _lstm_grad(R, xa, y, ops, S)):
+            return
+
+
+# per-sequence floats of each family's fbuf (its _carve calls above)
+LANES_FAMILIES = {
+    "gru_torch": (lambda R, ops, c, Da: torch_steps(R, ops, Da),
+                  lambda c, T: (T + 1) * c.n_hidden + 4 * T * c.n_hidden + T * c.n_out),
+    "gru_cho": (lambda R, ops, c, Da: cho_steps(R, ops, Da),
+                lambda c, T: (T + 1) * c.n_hidden + 4 * T * c.n_hidden + T * c.n_out),
+    "lstm": (lambda R, ops, c, Da: lstm_steps(R, ops, Da),
+             lambda c, T: 2 * (T + 1) * c.n_hidden + 5 * T * c.n_hidden + T * c.n_out),
+}
+
+
+class LanesSteps(FusedSteps):
+    """:class:`fused.FusedSteps` with the lanes kernels as its step loop (same flat parameters,
+    optimizer buffers, index maps, norm, clip and update; another forward/BPTT)."""
+
+    def __init__(self, cell, params, opt, clip, w, batch_size):
+        ok, why = covers(cell)
+        if not ok:
+            raise ValueError(f"fused='lanes': {why}; use fused=True or fused=False")
+        super().__init__(cell, params, opt, clip, w, batch_size)
+        steps, per_seq = LANES_FAMILIES[cell.kind.numba_variant(cell)]
+        self.fbuf = np.zeros(batch_size * per_seq(cell, len(w)), dtype=cell.dtype)
+        self.family = self.family._replace(steps=lambda R, ops, c, Da, tune: steps(R, ops, c, Da))
