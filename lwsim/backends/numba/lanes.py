@@ -56,23 +56,23 @@ def covers(cell):
 # ================================================================= lane loops shared by the families
 @njit(**EXACT)
 def _mv(out, WT, c0, x, add):
-    """out[g, :] (+)= Σ_k WT[k, c0 + g] · x[k, :] for g < out.shape[0] (k in order)."""
+    """out[g, :] (+)= Σ_k WT[k, c0 + g] · x[k, :] for g < out.shape[0] (k in order).
+
+    Every loop here indexes the arrays in full (out[g, b]) rather than through row views: a view
+    made inside a loop costs an atomic reference-count increment and decrement (numba's NRT)."""
     G, nb = out.shape
     K = x.shape[0]
     for g in range(G):
-        o = out[g]
         k0 = 0
         if not add:
             w = WT[0, c0 + g]
-            x0 = x[0]
             for b in range(nb):
-                o[b] = w * x0[b]
+                out[g, b] = w * x[0, b]
             k0 = 1
         for k in range(k0, K):
             w = WT[k, c0 + g]
-            xk = x[k]
             for b in range(nb):
-                o[b] += w * xk[b]
+                out[g, b] += w * x[k, b]
 
 
 @njit(**EXACT)
@@ -108,9 +108,8 @@ def _readout(yhat_t, W_outT, b_out, h_t):
     _mv(yhat_t, W_outT, 0, h_t, False)
     for o in range(yhat_t.shape[0]):
         bo = b_out[o]
-        r = yhat_t[o]
-        for b in range(r.shape[0]):
-            r[b] += bo
+        for b in range(yhat_t.shape[1]):
+            yhat_t[o, b] += bo
 
 
 @njit(**EXACT)
@@ -131,15 +130,13 @@ def _loss(yhat, y, w, lacc, dbacc):
     for t in range(T):
         wt = w[t]
         for o in range(O):
-            yr, tr = yhat[t, o], y[t, o]
             s = 0.0
             for b in range(nb):
-                d = yr[b] - tr[b]
+                d = yhat[t, o, b] - y[t, o, b]
                 lacc[b] += wt * d * d
-                gv = two * wt * d / cnt
-                yr[b] = gv
+                yhat[t, o, b] = two * wt * d / cnt
             for b in range(nb):
-                s += yr[b]
+                s += yhat[t, o, b]
             dbacc[o] += s
     loss = 0.0
     for b in range(nb):
@@ -160,20 +157,16 @@ def _wgrad(red, off, A, a0, na, Hs, hoff, nh, X, nx, acc):
             for b in range(nb):
                 acc[k, b] = 0
         for t in range(T):
-            ar = A[t, a0 + i]
             for k in range(nh):
-                zk, ak = Hs[t + hoff, k], acc[k]
                 for b in range(nb):
-                    ak[b] += ar[b] * zk[b]
+                    acc[k, b] += A[t, a0 + i, b] * Hs[t + hoff, k, b]
             for k in range(nx):
-                zk, ak = X[t, k], acc[nh + k]
                 for b in range(nb):
-                    ak[b] += ar[b] * zk[b]
+                    acc[nh + k, b] += A[t, a0 + i, b] * X[t, k, b]
         for k in range(K):
             s = 0.0
-            ak = acc[k]
             for b in range(nb):
-                s += ak[b]
+                s += acc[k, b]
             red[off + i * K + k] = s
     return off + na * K
 
@@ -217,41 +210,33 @@ def _torch_grad(R, xa, y, ops, S):
     for t in range(T):
         _mv(xp, Wa, 0, xa[t], False)
         _mv(hp, WhT, 0, h[t], False)
-        Gt, hprev, hnew = G[t], h[t], h[t + 1]
         for j in range(H):
-            xr, xz, xn = xp[j], xp[H + j], xp[2 * H + j]
-            hr, hz, hh = hp[j], hp[H + j], hp[2 * H + j]
             br, bz, bn = bh[j], bh[H + j], bh[2 * H + j]
-            rr, zr, hnr, nr = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
-            hp_j, hn_j = hprev[j], hnew[j]
             for b in range(nb):
-                rv = sigmoid(xr[b] + (hr[b] + br))
-                zv = sigmoid(xz[b] + (hz[b] + bz))
-                hv = hh[b] + bn
-                nv = tanh(xn[b] + rv * hv)
-                rr[b], zr[b], hnr[b], nr[b] = rv, zv, hv, nv
-                hn_j[b] = nv + zv * (hp_j[b] - nv)
-        _readout(yhat[t], W_outT, b_out, hnew)
+                rv = sigmoid(xp[j, b] + (hp[j, b] + br))
+                zv = sigmoid(xp[H + j, b] + (hp[H + j, b] + bz))
+                hv = hp[2 * H + j, b] + bn
+                nv = tanh(xp[2 * H + j, b] + rv * hv)
+                G[t, j, b], G[t, H + j, b], G[t, 2 * H + j, b], G[t, 3 * H + j, b] = rv, zv, hv, nv
+                h[t + 1, j, b] = nv + zv * (h[t, j, b] - nv)
+        _readout(yhat[t], W_outT, b_out, h[t + 1])
     loss = _loss(yhat, y, R.w, lacc, dbacc)
     for j in range(H):
         for b in range(nb):
             mm[j, b] = 0                      # Σ_g dpre_{t+1}[g] U[g, j] + dh_{t+1} z_{t+1}
     for t in range(T - 1, -1, -1):
         _direct_error(dh, W_out, yhat[t])
-        Gt, hprev = G[t], h[t]
         for j in range(H):
-            rr, zr, hnr, nr = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
-            dr, mr, hp_j = dh[j], mm[j], hprev[j]
             for b in range(nb):
-                d = mr[b] + dr[b]
-                rv, zv, nv, hv = rr[b], zr[b], nr[b], hnr[b]
+                d = mm[j, b] + dh[j, b]
+                rv, zv, hv, nv = G[t, j, b], G[t, H + j, b], G[t, 2 * H + j, b], G[t, 3 * H + j, b]
                 pn = d * (one - zv) * (one - nv * nv)
-                rr[b] = pn * hv * (rv * (one - rv))
-                zr[b] = d * (hp_j[b] - nv) * (zv * (one - zv))
-                hnr[b] = pn * rv
-                nr[b] = pn
-                mr[b] = d * zv
-        _mv(mm, Whc, 0, Gt[:3 * H], True)
+                G[t, j, b] = pn * hv * (rv * (one - rv))
+                G[t, H + j, b] = d * (h[t, j, b] - nv) * (zv * (one - zv))
+                G[t, 2 * H + j, b] = pn * rv
+                G[t, 3 * H + j, b] = pn
+                mm[j, b] = d * zv
+        _mv(mm, Whc, 0, G[t, :3 * H], True)
     off = _wgrad(R.red, 0, G, 0, 3 * H, h, 0, H, xa, Da, acc)
     off = _wgrad(R.red, off, G, 3 * H, H, h, 0, 0, xa, Da, acc)
     _readout_grads(R, off, yhat, h, H, acc, dbacc)
@@ -282,46 +267,40 @@ def _cho_grad(R, xa, y, ops, S):
     for t in range(T):
         _mv(xp, Wa, 0, xa[t], False)                 # [z | r | g] input parts
         _mv(xp[:2 * H], UzrT, 0, h[t], True)
-        Gt, hprev, hnew, rh = G[t], h[t], h[t + 1], RH[t]
         for j in range(2 * H):
-            pr, gr = xp[j], Gt[j]
             for b in range(nb):
-                gr[b] = sigmoid(pr[b])
+                G[t, j, b] = sigmoid(xp[j, b])
         for j in range(H):
-            rr, hpj, rhj = Gt[H + j], hprev[j], rh[j]
             for b in range(nb):
-                rhj[b] = rr[b] * hpj[b]
-        _mv(xp[2 * H:], UgT, 0, rh, True)
+                RH[t, j, b] = G[t, H + j, b] * h[t, j, b]
+        _mv(xp[2 * H:], UgT, 0, RH[t], True)
         for j in range(H):
-            zr, gr, pr, hpj, hnj = Gt[j], Gt[2 * H + j], xp[2 * H + j], hprev[j], hnew[j]
             for b in range(nb):
-                gv = tanh(pr[b])
-                gr[b] = gv
-                hnj[b] = hpj[b] + zr[b] * (gv - hpj[b])
-        _readout(yhat[t], W_outT, b_out, hnew)
+                gv = tanh(xp[2 * H + j, b])
+                G[t, 2 * H + j, b] = gv
+                hv = h[t, j, b]
+                h[t + 1, j, b] = hv + G[t, j, b] * (gv - hv)
+        _readout(yhat[t], W_outT, b_out, h[t + 1])
     loss = _loss(yhat, y, R.w, lacc, dbacc)
     for j in range(H):
         for b in range(nb):
             mm[j, b] = 0
     for t in range(T - 1, -1, -1):
         _direct_error(dh, W_out, yhat[t])
-        Gt, hprev = G[t], h[t]
         for j in range(H):
-            zr, gr, dr, mr, hpj = Gt[j], Gt[2 * H + j], dh[j], mm[j], hprev[j]
             for b in range(nb):
-                d = mr[b] + dr[b]
-                zv, gv = zr[b], gr[b]
-                zr[b] = d * (gv - hpj[b]) * (zv * (one - zv))
-                gr[b] = d * zv * (one - gv * gv)
-                mr[b] = d * (one - zv)
-        _mv(hp[:H], Ug, 0, Gt[2 * H:], False)        # drh = da U_g
+                d = mm[j, b] + dh[j, b]
+                zv, gv = G[t, j, b], G[t, 2 * H + j, b]
+                G[t, j, b] = d * (gv - h[t, j, b]) * (zv * (one - zv))
+                G[t, 2 * H + j, b] = d * zv * (one - gv * gv)
+                mm[j, b] = d * (one - zv)
+        _mv(hp[:H], Ug, 0, G[t, 2 * H:], False)      # drh = da U_g
         for j in range(H):
-            rr, drh, hpj, mr = Gt[H + j], hp[j], hprev[j], mm[j]
             for b in range(nb):
-                rv = rr[b]
-                mr[b] += drh[b] * rv
-                rr[b] = drh[b] * hpj[b] * (rv * (one - rv))
-        _mv(mm, Uzr, 0, Gt[:2 * H], True)
+                rv, drh = G[t, H + j, b], hp[j, b]
+                mm[j, b] += drh * rv
+                G[t, H + j, b] = drh * h[t, j, b] * (rv * (one - rv))
+        _mv(mm, Uzr, 0, G[t, :2 * H], True)
     off = _wgrad(R.red, 0, G, 0, 2 * H, h, 0, H, xa, Da, acc)
     off = _wgrad(R.red, off, G, 2 * H, H, RH, 0, H, xa, Da, acc)
     off = _readout_grads(R, off, yhat, h, H, acc, dbacc)
@@ -355,22 +334,19 @@ def _lstm_grad(R, xa, y, ops, S):
     for t in range(T):
         _mv(xp, Wa, 0, xa[t], False)
         _mv(xp, UT, 0, h[t], True)
-        Gt, cprev, cnew, hnew, tct = G[t], c[t], c[t + 1], h[t + 1], tc[t]
         for j in range(H):
-            pi, pf, pg, po = xp[j], xp[H + j], xp[2 * H + j], xp[3 * H + j]
-            ir, fr, gr, orow = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
-            cpj, cnj, hnj, tcj = cprev[j], cnew[j], hnew[j], tct[j]
             for b in range(nb):
-                iv = sigmoid(pi[b])
-                fv = sigmoid(pf[b])
-                ov = sigmoid(po[b])
-                gv = tanh(pg[b])
-                cv = fv * cpj[b] + iv * gv
+                iv = sigmoid(xp[j, b])
+                fv = sigmoid(xp[H + j, b])
+                ov = sigmoid(xp[3 * H + j, b])
+                gv = tanh(xp[2 * H + j, b])
+                cv = fv * c[t, j, b] + iv * gv
                 tv = tanh(cv)
-                ir[b], fr[b], gr[b], orow[b], tcj[b] = iv, fv, gv, ov, tv
-                cnj[b] = cv
-                hnj[b] = ov * tv
-        _readout(yhat[t], W_outT, b_out, hnew)
+                G[t, j, b], G[t, H + j, b], G[t, 2 * H + j, b], G[t, 3 * H + j, b] = iv, fv, gv, ov
+                tc[t, j, b] = tv
+                c[t + 1, j, b] = cv
+                h[t + 1, j, b] = ov * tv
+        _readout(yhat[t], W_outT, b_out, h[t + 1])
     loss = _loss(yhat, y, R.w, lacc, dbacc)
     for j in range(H):
         for b in range(nb):
@@ -378,20 +354,18 @@ def _lstm_grad(R, xa, y, ops, S):
             dc[j, b] = 0
     for t in range(T - 1, -1, -1):
         _direct_error(dh, W_out, yhat[t])
-        Gt, cprev, tct = G[t], c[t], tc[t]
         for j in range(H):
-            ir, fr, gr, orow = Gt[j], Gt[H + j], Gt[2 * H + j], Gt[3 * H + j]
-            cpj, tcj, dr, mr, dcr = cprev[j], tct[j], dh[j], mm[j], dc[j]
             for b in range(nb):
-                d = mr[b] + dr[b]
-                iv, fv, gv, ov, tv = ir[b], fr[b], gr[b], orow[b], tcj[b]
-                dct = dcr[b] + d * ov * (one - tv * tv)
-                ir[b] = dct * gv * (iv * (one - iv))
-                fr[b] = dct * cpj[b] * (fv * (one - fv))
-                gr[b] = dct * iv * (one - gv * gv)
-                orow[b] = d * tv * (ov * (one - ov))
-                dcr[b] = dct * fv
-        _mv(mm, UC, 0, Gt, False)
+                d = mm[j, b] + dh[j, b]
+                iv, fv, gv, ov = G[t, j, b], G[t, H + j, b], G[t, 2 * H + j, b], G[t, 3 * H + j, b]
+                tv = tc[t, j, b]
+                dct = dc[j, b] + d * ov * (one - tv * tv)
+                G[t, j, b] = dct * gv * (iv * (one - iv))
+                G[t, H + j, b] = dct * c[t, j, b] * (fv * (one - fv))
+                G[t, 2 * H + j, b] = dct * iv * (one - gv * gv)
+                G[t, 3 * H + j, b] = d * tv * (ov * (one - ov))
+                dc[j, b] = dct * fv
+        _mv(mm, UC, 0, G[t], False)
     off = _wgrad(R.red, 0, G, 0, 4 * H, h, 0, H, xa, Da, acc)
     off = _readout_grads(R, off, yhat, h, H, acc, dbacc)
     for i in range(2 * H):
