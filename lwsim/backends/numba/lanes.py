@@ -442,3 +442,20 @@ class LanesSteps(FusedSteps):
         steps, per_seq = LANES_FAMILIES[cell.kind.numba_variant(cell)]
         self.fbuf = np.zeros(batch_size * per_seq(cell, len(w)), dtype=cell.dtype)
         self.family = self.family._replace(steps=lambda R, ops, c, Da, tune: steps(R, ops, c, Da))
+
+
+def loss_and_grad(cell, params, x, y, mask=None):
+    """(L, {key: gradient}) of one minibatch by the lanes kernels, for checks against the cell's
+    own ``loss_and_grad``: one step of a LanesSteps (SGD, no clip) on a copy of the parameters, its
+    flat gradient (computed before the update) split by key."""
+    from ... import optim
+    from .fused import full_arrays
+    from .readout import loss_weights
+    p = {k: np.array(v, dtype=cell.dtype) for k, v in params.items()}
+    X, Y = full_arrays(cell, x, y)
+    T, B = X.shape[0], X.shape[1]
+    runner = LanesSteps(cell, p, optim.make("sgd", p, lr=1e-3), None, loss_weights(cell, T, mask), B)
+    losses, _, status, _ = runner.run(X, Y, np.arange(B, dtype=np.int64)[None, :], np.array([B], dtype=np.int64))
+    g = runner.g
+    return float(losses[0]), {k: g[runner.koffs[i]:runner.koffs[i + 1]].reshape(np.shape(p[k])).copy()
+                              for i, k in enumerate(runner.keys)}
