@@ -154,3 +154,21 @@ def test_covers():
     assert not ok and "layernorm" in why
     ok, why = lanes.covers(lwsim.make_cell("rnn", D, H, 1))
     assert not ok and "no lanes kernels" in why
+
+
+def test_train_runs_the_lanes_kernels(monkeypatch):
+    """fused="lanes" goes through LanesSteps (fused=True does not): the round-off tests above would
+    also pass on the bit-identical fused kernels."""
+    calls = []
+    run = lanes.LanesSteps.run
+
+    def spy(self, *a):
+        calls.append(type(self).__name__)
+        return run(self, *a)
+    monkeypatch.setattr(lanes.LanesSteps, "run", spy)
+    cell = lwsim.make_cell("lstm", D, H, 1)
+    kw = dict(optimizer="sgd", steps=3, batch_size=8, backend="numba", progress=False, val_every=2)
+    train(cell, cell.init_params(seed=0), _task().dataset(16, 4, seed=0), fused=True, **kw)
+    assert calls == []
+    train(cell, cell.init_params(seed=0), _task().dataset(16, 4, seed=0), fused="lanes", **kw)
+    assert calls == ["LanesSteps", "LanesSteps"]
