@@ -67,23 +67,69 @@ def covers(cell):
 # ================================================================= lane loops shared by the families
 @njit(**EXACT)
 def _mv(out, WT, c0, x, add):
-    """out[g, :] (+)= Σ_k WT[k, c0 + g] · x[k, :] for g < out.shape[0] (k in order).
+    """out[g, :] (+)= Σ_k WT[k, c0 + g] · x[k, :] for g < out.shape[0], the k-terms added in order.
 
-    Every loop here indexes the arrays in full (out[g, b]) rather than through row views: a view
-    made inside a loop costs an atomic reference-count increment and decrement (numba's NRT)."""
+    Blocked so that each lane loop does more than one multiply-add per lane (numba leaves LLVM's
+    SLP vectoriser off, so registers cannot be blocked across loops; a lane loop is vectorised by
+    the loop vectoriser and costs its setup, runtime alias check and remainder every time): two
+    output rows share each x load, four k-terms per load and store of out. The order of the sums
+    per lane is unchanged (((out + w₀x₀) + w₁x₁) + …), so the results are those of the plain loop.
+    Every loop indexes the arrays in full (out[g, b]) rather than through row views: a view made
+    inside a loop costs an atomic reference-count increment and decrement (numba's NRT)."""
     G, nb = out.shape
     K = x.shape[0]
-    for g in range(G):
-        k0 = 0
+    k0 = 0 if add else 1
+    for g in range(0, G - 1, 2):
+        c = c0 + g
         if not add:
-            w = WT[0, c0 + g]
+            w0, v0 = WT[0, c], WT[0, c + 1]
             for b in range(nb):
-                out[g, b] = w * x[0, b]
-            k0 = 1
-        for k in range(k0, K):
-            w = WT[k, c0 + g]
+                xv = x[0, b]
+                out[g, b] = w0 * xv
+                out[g + 1, b] = v0 * xv
+        k = k0
+        while k + 4 <= K:
+            w0, w1, w2, w3 = WT[k, c], WT[k + 1, c], WT[k + 2, c], WT[k + 3, c]
+            v0, v1, v2, v3 = WT[k, c + 1], WT[k + 1, c + 1], WT[k + 2, c + 1], WT[k + 3, c + 1]
             for b in range(nb):
-                out[g, b] += w * x[k, b]
+                x0, x1, x2, x3 = x[k, b], x[k + 1, b], x[k + 2, b], x[k + 3, b]
+                s = out[g, b] + w0 * x0
+                s = s + w1 * x1
+                s = s + w2 * x2
+                out[g, b] = s + w3 * x3
+                s = out[g + 1, b] + v0 * x0
+                s = s + v1 * x1
+                s = s + v2 * x2
+                out[g + 1, b] = s + v3 * x3
+            k += 4
+        while k < K:
+            w0, v0 = WT[k, c], WT[k, c + 1]
+            for b in range(nb):
+                xv = x[k, b]
+                out[g, b] += w0 * xv
+                out[g + 1, b] += v0 * xv
+            k += 1
+    if G % 2:
+        g = G - 1
+        c = c0 + g
+        if not add:
+            w0 = WT[0, c]
+            for b in range(nb):
+                out[g, b] = w0 * x[0, b]
+        k = k0
+        while k + 4 <= K:
+            w0, w1, w2, w3 = WT[k, c], WT[k + 1, c], WT[k + 2, c], WT[k + 3, c]
+            for b in range(nb):
+                s = out[g, b] + w0 * x[k, b]
+                s = s + w1 * x[k + 1, b]
+                s = s + w2 * x[k + 2, b]
+                out[g, b] = s + w3 * x[k + 3, b]
+            k += 4
+        while k < K:
+            w0 = WT[k, c]
+            for b in range(nb):
+                out[g, b] += w0 * x[k, b]
+            k += 1
 
 
 @njit(**EXACT)
