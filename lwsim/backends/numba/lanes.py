@@ -64,6 +64,21 @@ def covers(cell):
     return True, ""
 
 
+def pays(cell, T, batch_size):
+    """Whether ``fused="lanes"`` is expected to be faster than ``fused=True`` for this training
+    (covered cell, float32 or float64): H ≤ 8 and at least 32 lanes (padded(batch_size) ≥ 32).
+
+    A rule of thumb from side-by-side timings (docs/performance.md "Lanes kernels", float32, AdamW,
+    a loaded 2-core machine): the lanes kernels vectorise over the batch, the fused ones over the
+    gate rows (3H or 4H), so the lanes win where the batch is wide and H small — H 8, batch 32 at
+    T 16 and T 128 (≈ 1.2–1.4× faster) — and lose where the gate rows are the wider dimension:
+    H 16 (batch 16, 32 or 64; T 16 or 128: 1.05–2× slower) and batch 16 at H 8 (about even). T does
+    not enter. Advice only: nothing calls it to pick the kernels, since ``fused="lanes"`` changes
+    the bits (round-off) and stays an explicit opt-in."""
+    ok, _ = covers(cell)
+    return ok and cell.n_hidden <= 8 and padded(batch_size) >= 32
+
+
 # ================================================================= lane loops shared by the families
 @njit(**EXACT)
 def _mv(out, WT, c0, x, add):

@@ -156,6 +156,16 @@ def test_covers():
     assert not ok and "no lanes kernels" in why
 
 
+def test_pays_is_advice_for_small_h_and_wide_batches():
+    gru8 = lwsim.make_cell("gru", 4, 8, 1, convention="torch", dtype="float32")
+    assert lanes.pays(gru8, 16, 32) and lanes.pays(gru8, 128, 25)        # 25 pads to 32 lanes
+    assert lanes.pays(lwsim.make_cell("lstm", 4, 8, 1), 16, 64)
+    assert not lanes.pays(gru8, 16, 16)                                  # 16 lanes: about even
+    assert not lanes.pays(lwsim.make_cell("gru", 4, 16, 1), 128, 16)     # the behaviour size: slower
+    assert not lanes.pays(lwsim.make_cell("gru", 4, 8, 1, layernorm=True), 16, 32)   # not covered
+    assert not lanes.pays(lwsim.make_cell("rnn", 4, 8, 1), 16, 32)
+
+
 def test_train_runs_the_lanes_kernels(monkeypatch):
     """fused="lanes" goes through LanesSteps (fused=True does not): the round-off tests above would
     also pass on the bit-identical fused kernels."""
