@@ -5,6 +5,8 @@ What one "step" is, in every framework: a minibatch gathered from the training s
 T steps, MSE loss over the (T, B, 1) read-outs, exact BPTT, global-norm clip at 1.0 (torch
 clip_grad_norm_), one AdamW update (lr 3e-3, weight decay 1e-2).
   lwsim fused  lwsim.train.train(..., backend="numba", fused=True)   (when train has ``fused``)
+  lwsim lanes  lwsim.train.train(..., backend="numba", fused="lanes") (the small-H lanes kernels,
+               lwsim/backends/numba/lanes.py; when train accepts it; round-off from the others)
   lwsim step   lwsim.train.train(..., backend="numba", fused=False)  (the per-step Python loop)
   torch eager  nn.GRU / nn.LSTM (time-major) + nn.Linear, torch.optim.AdamW, clip_grad_norm_
   jax jit step the same model by hand (lax.scan over time), clip and AdamW by hand (torch's
@@ -63,9 +65,20 @@ SIZES = {"delay": (16, 4, 8, 32, 300), "behaviour": (128, 4, 16, 16, 150),
          "a-main": (256, 8, 32, 32, 30)}
 CELLS = ("gru", "lstm")
 LR, WD, CLIP, BETAS, EPS = 3e-3, 1e-2, 1.0, (0.9, 0.999), 1e-8
-COLUMNS = ("lwsim fused", "lwsim step", "torch eager", "jax jit step", "jax loop")
+COLUMNS = ("lwsim lanes", "lwsim fused", "lwsim step", "torch eager", "jax jit step", "jax loop")
 TOL = 1e-5
 HAS_FUSED = "fused" in inspect.signature(lwsim.train.train).parameters
+
+
+def _has_lanes():
+    try:
+        import lwsim.backends.numba.lanes  # noqa: F401
+        return HAS_FUSED
+    except ImportError:
+        return False
+
+
+HAS_LANES = _has_lanes()
 
 
 class Case:
@@ -260,6 +273,8 @@ def optional_imports(say):
 
 def runners(case, mods, say):
     out = {}
+    if HAS_LANES:
+        out["lwsim lanes"] = lwsim_runner(case, "lanes")
     if HAS_FUSED:
         out["lwsim fused"] = lwsim_runner(case, True)
     out["lwsim step"] = lwsim_runner(case, False)
@@ -318,14 +333,16 @@ def sgemm_rate(reps=10):
 
 
 def table(rows, which, title):
-    head = list(COLUMNS) + ["jax loop / lwsim fused", "lwsim step / lwsim fused"]
+    head = list(COLUMNS) + ["jax loop / lwsim fused", "lwsim step / lwsim fused", "jax loop / lwsim lanes",
+                            "lwsim step / lwsim lanes"]
     lines = [title, "", "| case | " + " | ".join(head) + " |", "|---" + "|---:" * len(head) + "|"]
     for label, t in rows:
         us = {c: t[c][which] * 1e6 for c in t}
         cells = [f"{us[c]:.0f}" if c in us else "–" for c in COLUMNS]
-        f = us.get("lwsim fused")
-        for num in ("jax loop", "lwsim step"):
-            cells.append(f"{us[num] / f:.2f}" if f and num in us else "–")
+        for den in ("lwsim fused", "lwsim lanes"):
+            f = us.get(den)
+            for num in ("jax loop", "lwsim step"):
+                cells.append(f"{us[num] / f:.2f}" if f and num in us else "–")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
@@ -384,7 +401,7 @@ def main():
             t = {n: (w / case.K, c / case.K) for n, (w, c) in time_rounds(runs, rounds).items()}
             rows.append((case.label, t))
             fl = case.flops_per_step()
-            best = "lwsim fused" if "lwsim fused" in t else "lwsim step"
+            best = next(c for c in ("lwsim lanes", "lwsim fused", "lwsim step") if c in t)
             rate = fl / t[best][0]
             flops_lines.append(f"- {case.label}: {fl / 1e6:.2f} MFLOP/step; {best} "
                                f"{rate / 1e9:.2f} GFLOP/s = {100 * rate / sgemm:.1f}% of SGEMM")

@@ -219,17 +219,22 @@ class _Gather:
 
 
 def _run_fused(cell, P, opt, clip, mask, T, batch_size, total, exits, source, task, rng_batch, xt, yt,
-               one_step, advance):
+               one_step, advance, lanes=False):
     """train()'s steps in the fused trainer (lwsim.backends.numba.fused): one compiled call per
     stretch between two ``exits`` (validation points, checkpoints), each step then handed to
     ``advance(loss, grad norm, batch size)`` for train's bookkeeping. ``source``: the minibatch
     indices into (xt, yt) of a Dataset, or None for fresh batches drawn from ``task`` with
     ``rng_batch``. A stretch with non-finite data, or a step the compiled loop stopped at, goes
-    through ``one_step`` (the step path), which raises the step path's error."""
+    through ``one_step`` (the step path), which raises the step path's error. ``lanes``: the
+    small-H lanes kernels (lwsim.backends.numba.lanes) instead of the cell's own."""
     from .backends.numba import fused as lfused
     from .backends.numba.readout import loss_weights
     from .backends.numba.threads import single_threaded_blas
-    runner = lfused.FusedSteps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
+    if lanes:
+        from .backends.numba.lanes import LanesSteps as Steps
+    else:
+        Steps = lfused.FusedSteps
+    runner = Steps(cell, P, opt, clip, loss_weights(cell, T, mask), batch_size)
     if source is not None:
         X, Y = lfused.full_arrays(cell, xt, yt)
         ok = lfused.finite(X, Y)
@@ -311,7 +316,7 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
           batch_size: int = 64, clip: float | None = None, backend: str = "numpy", seed: int = 0,
           validate: bool = True, val_every: int | None = None, n_val: int = 256,
           val_batch_size: int = 256, best_checkpoint: bool = False, checkpoints=(),
-          progress: bool = True, mask=None, desc: str | None = None, fused: bool | None = None) -> TrainResult:
+          progress: bool = True, mask=None, desc: str | None = None, fused: bool | str | None = None) -> TrainResult:
     """Train ``cell`` from ``params`` (copied) on a Dataset (``epochs=``, mode A) or a Task
     (``steps=``, mode B). See the module docstring for the semantics of every option.
 
@@ -323,7 +328,11 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
     validation points or checkpoints in one compiled call, lwsim.backends.numba.fused), or step by
     step (False: the readable reference loop below). Both give the same bits. None (default): fused
     with the numba backend when the batch is one chunk of the thread pool or a step is small; with
-    several chunks of a large step, step by step, whose chunks run in parallel.
+    several chunks of a large step, step by step, whose chunks run in parallel. "lanes" (opt-in):
+    the fused trainer with the small-H lanes kernels (lwsim.backends.numba.lanes: batch as the
+    vector dimension, faster at the studies' sizes); same mathematics, another summation order, so
+    its numbers differ from fused=False/True by round-off only. Covers GRU (both conventions) and
+    LSTM without layernorm; any other cell is refused with a ValueError (never a silent fallback).
 
     See docs/experiments.md §5.2.
     """
@@ -356,12 +365,17 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
             "readout='last', or make the task with fill='running'"
         )
     mask = _check_mask(mask, T, readout)
-    if fused not in (None, True, False):
-        raise TypeError(f"fused must be None, True or False, got {fused!r}")
+    if not (fused == "lanes" if isinstance(fused, str) else fused in (None, True, False)):
+        raise TypeError(f"fused must be None, True, False or 'lanes', got {fused!r}")
     if fused and backend != "numba":
-        raise ValueError(f"fused=True needs backend='numba', got backend={backend!r}")
+        raise ValueError(f"fused={fused!r} needs backend='numba', got backend={backend!r}")
     if fused and not isinstance(cell, Cell):
-        raise TypeError(f"fused=True needs an lwsim cell (lwsim.make_cell), got {type(cell).__name__}")
+        raise TypeError(f"fused={fused!r} needs an lwsim cell (lwsim.make_cell), got {type(cell).__name__}")
+    if fused == "lanes":
+        from .backends.numba.lanes import covers
+        ok, why = covers(cell)
+        if not ok:
+            raise ValueError(f"fused='lanes': {why}; use fused=True or fused=False")
     if clip is not None:
         clip = float(clip)
         if not clip > 0:
@@ -528,7 +542,7 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
         cell.check_params(P)            # the step path would raise the same error at its first step
         if not lfused.eligible(cell, P):
             if fused:
-                raise ValueError(f"fused=True needs params in the cell's dtype ({cell.dtype.name}); "
+                raise ValueError(f"fused={fused!r} needs params in the cell's dtype ({cell.dtype.name}); "
                                  "cast them, e.g. cell.check_params(params), or pass fused=False")
             use_fused = False
         elif fused is None:
@@ -555,7 +569,8 @@ def train(cell, params: dict, data_or_task, optimizer="adamw", *, optimizer_kwar
             exits = sorted(set(ckpt_steps) | {s for s in range(1, total + 1) if val_due(s)})
             source = batch_indices() if isinstance(data, Dataset) else None
             _run_fused(cell, P, opt, clip, mask, T, batch_size, total, exits, source, data, rng_batch,
-                       xt if source is not None else None, yt if source is not None else None, one_step, advance)
+                       xt if source is not None else None, yt if source is not None else None, one_step, advance,
+                       lanes=fused == "lanes")
     finally:
         bar.close()
 

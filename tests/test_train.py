@@ -1542,3 +1542,32 @@ def test_load_run_errors(tmp_path):
     npz.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     with pytest.raises(ValueError, match=r"\bdoes not match\b"):
         load_run(tmp_path / "z")
+
+
+# ---------------------------------------------------------------- train(fused="lanes")
+def test_fused_lanes_argument():
+    """fused="lanes" is opt-in: it trains the covered cells (to round-off of fused=False:
+    tests/backends/numba/test_lanes.py), refuses the others by name, and every other string or
+    type is a TypeError naming ``fused``; None/True/False keep their meaning."""
+    pytest.importorskip("numba")
+    task = tasks.make("multilag", T=8, D=2, seed=0, lags=(1,), coefs=(0.5,))
+    ds = task.dataset(n_train=16, n_val=4, seed=0)
+    kw = dict(steps=3, batch_size=8, progress=False, backend="numba")
+    gru = lwsim.make_cell("gru", 2, 4, 1, convention="torch")
+    a = train(gru, gru.init_params(seed=0), ds, fused="lanes", **kw)
+    b = train(gru, gru.init_params(seed=0), ds, fused=False, **kw)
+    for k in a.params:
+        np.testing.assert_allclose(a.params[k], b.params[k], rtol=0, atol=1e-12)
+    for bad in ("Lanes", "yes", "", 2.5, "lanes "):
+        with pytest.raises(TypeError, match="fused"):
+            train(gru, gru.init_params(seed=0), ds, fused=bad, **kw)
+    with pytest.raises(ValueError, match="backend"):
+        train(gru, gru.init_params(seed=0), ds, fused="lanes", **dict(kw, backend="numpy"))
+    for cell, why in ((lwsim.make_cell("rnn", 2, 4, 1), "no lanes kernels"),
+                      (lwsim.make_cell("lstm", 2, 4, 1, layernorm=True), "layernorm")):
+        with pytest.raises(ValueError, match=f"fused='lanes'.*{why}"):
+            train(cell, cell.init_params(seed=0), ds, fused="lanes", **kw)
+    p64 = {k: v.astype(np.float64) for k, v in lwsim.make_cell("gru", 2, 4, 1, dtype="float32",
+                                                               convention="torch").init_params(seed=0).items()}
+    with pytest.raises(ValueError, match="dtype"):
+        train(lwsim.make_cell("gru", 2, 4, 1, dtype="float32", convention="torch"), p64, ds, fused="lanes", **kw)
