@@ -104,9 +104,12 @@ def envelope_accumulate(d, rd, e, lam, lags, order, acc_mu, acc_g0, cnt):
 
 
 @njit(cache=True)
-def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
+def matched_accumulate_tiled(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
     """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
-    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7). Tiled like envelope_accumulate."""
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7). Tiled like envelope_accumulate.
+
+    The earlier kernel, one sequence at a time in the (B, T, H) layout: :func:`matched_accumulate`
+    gives the same bits faster; kept as its reference (tests, benchmarks/bench_diagnostics.py)."""
     B, T, H = d.shape
     n = lags.shape[0]
     lmax_all = lags[n - 1]
@@ -141,6 +144,83 @@ def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
                                 s += lam[b, k - 1, q] * (prod[i, q] * e[b, t - 1, q]) * delta[b, t - 1, q] * v[b, k, q]
                         psi[li, b] += s
                         cnt[li, b] += 1.0
+                if hit:
+                    li += 1
+                    if li == n:
+                        break
+
+
+MATCHED_BLOCK = 32    # sequences per block of matched_accumulate (SIMD lanes; a block's rows fit in L1)
+MATCHED_TILE = 2      # end times per tile of matched_accumulate
+
+
+def matched_blocks(a, bs):
+    """(T, B, H) → contiguous float64 (NB, T, H·bs), NB = ⌈B/bs⌉: sequence b = k·bs + j of block k
+    at column q·bs + j (zero columns pad the last block): the layout of :func:`matched_accumulate`."""
+    T, B, H = a.shape
+    nb = -(-B // bs)
+    out = np.zeros((nb, T, H, bs))
+    full = B // bs
+    if full:
+        out[:full] = np.asarray(a[:, :full * bs], dtype=np.float64).reshape(T, full, bs, H).transpose(1, 0, 3, 2)
+    if full < nb:
+        out[full, :, :, :B - full * bs] = np.asarray(a[:, full * bs:], dtype=np.float64).transpose(0, 2, 1)
+    return out.reshape(nb, T, H * bs)
+
+
+@njit(cache=True)
+def matched_accumulate(d, rd, e, has_e, lam, delta, v, weight, lags, order, psi, cnt, bs):
+    """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7).
+
+    Arrays in the blocked layout of :func:`matched_blocks` (NB, T, H·bs) (v: T+1 rows), ``bs``
+    sequences per block; psi, cnt (n_lags, B). The loops
+    run over the bs sequences of a block side by side (contiguous, so they vectorise), and every
+    (b, t, ℓ) does the arithmetic of :func:`matched_accumulate_tiled` in the same order — the
+    running product and sum over j = t, t−1, …, the sum over q = 0 … H−1 from 0.0, the steps t in
+    increasing order into psi — so the bits are the same. ``has_e`` False: no read-out factor
+    (e ≡ 1, whose product is exact, so skipping it keeps the bits)."""
+    NB, T, M = d.shape
+    B = psi.shape[1]
+    H = M // bs
+    n = lags.shape[0]
+    lmax_all = lags[n - 1]
+    TL = MATCHED_TILE
+    prod = np.empty((TL, M))
+    acc = np.empty((TL, M))
+    s = np.empty(bs)
+    for blk in range(NB):
+        b0 = blk * bs
+        nbs = min(bs, B - b0)
+        for t0 in range(2, T + 1, TL):
+            nb = min(TL, T + 1 - t0)
+            prod[:] = 1.0
+            acc[:] = 0.0
+            lmax = min(lmax_all, t0 + nb - 2)
+            li = 0
+            for ell in range(1, lmax + 1):
+                hit = ell == lags[li]
+                for i in range(nb):
+                    t = t0 + i
+                    if ell > t - 1 or weight[t - 1] == 0.0:
+                        continue
+                    j = t - ell                              # row of d_{t−ℓ+1}
+                    for m in range(M):
+                        prod[i, m] *= d[blk, j, m]
+                        acc[i, m] += rd[blk, j, m]
+                    if hit:
+                        k = t - ell
+                        s[:] = 0.0
+                        for q in range(H):
+                            for jb in range(bs):
+                                m = q * bs + jb
+                                g = prod[i, m] * e[blk, t - 1, m] if has_e else prod[i, m]
+                                if order == 1:
+                                    g = g * (1.0 + acc[i, m])
+                                s[jb] += lam[blk, k - 1, m] * g * delta[blk, t - 1, m] * v[blk, k, m]
+                        for jb in range(nbs):
+                            psi[li, b0 + jb] += s[jb]
+                            cnt[li, b0 + jb] += 1.0
                 if hit:
                     li += 1
                     if li == n:

@@ -140,6 +140,34 @@ def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, res
             out_t[i].append(per_t[w > 0].T.ravel())
 
 
+# the numba engine's kernel: "blocked" (matched_accumulate, sequences side by side) or "tiled" (the
+# earlier per-sequence matched_accumulate_tiled, the same bits; benchmarks/bench_diagnostics.py --a15)
+_NUMBA_KERNEL = "blocked"
+
+
+def _blocked_operands(d, r, e, lam, delta):
+    """The numba kernel's operands that do not depend on the direction: (d, r/d, e or None, Λ, δ)
+    in the kernel's layout (:func:`._kernels.matched_blocks`, or (B, T, H) for the tiled kernel)."""
+    from . import _kernels
+    if _NUMBA_KERNEL == "tiled":
+        return "tiled", btH(d), btH(r / d), None if e is None else btH(e), btH(lam), btH(delta)
+    bs = min(_kernels.MATCHED_BLOCK, d.shape[1])
+    blk = lambda a: _kernels.matched_blocks(a, bs)                           # noqa: E731
+    return bs, blk(d), blk(r / d), None if e is None else blk(e), blk(lam), blk(delta)
+
+
+def _numba_accumulate(ops, v, weight, lags, order, psi, cnt):
+    """psi, cnt += the sums of one direction's tangent v (T+1, B, H) (numba engine)."""
+    from . import _kernels
+    bs, d, rd, e, lam, delta = ops
+    if bs == "tiled":
+        ee = np.ones_like(d) if e is None else e
+        _kernels.matched_accumulate_tiled(d, rd, ee, lam, delta, btH(v), weight, lags, order, psi, cnt)
+        return
+    _kernels.matched_accumulate(d, rd, d if e is None else e, e is not None, lam, delta,
+                                _kernels.matched_blocks(v, bs), weight, lags, order, psi, cnt, bs)
+
+
 def _author_signs(psi, cnt):
     """sgn of each AUTHOR_BATCH-sequence batch mean Σψ/Σcount per direction and lag (+1 if 0 or
     not finite), broadcast to the batch's sequences: (K, n_lags, B)."""
@@ -299,6 +327,7 @@ class MatchedAccumulator:
         else:
             delta = err @ self.W_out
         h = f64(fac.trace.h[1:]) if self.full_noise else None
+        blocked = None
         for kd, w in enumerate(self.dirs):
             if kd % kb == 0:                       # the next group of directions in one tangent pass
                 grp = self.dirs[kd:kd + kb]
@@ -316,11 +345,9 @@ class MatchedAccumulator:
                 _accumulate_numpy(d, r, e, lam_src, delta, v, self.weight, lags, self.order, p, c, fac.reset,
                                   self.per_t[kd] if self.inst else None, self.dtype)
             else:
-                from . import _kernels
-                Bc = xs.shape[1]
-                ee = np.ones((Bc, T, H)) if e is None else btH(e)
-                _kernels.matched_accumulate(btH(d), btH(r / d), ee, btH(lam_src), btH(delta), btH(v),
-                                            self.weight, lags, self.order, p, c)
+                if blocked is None:                # the direction-independent operands, once per chunk
+                    blocked = _blocked_operands(d, r, e, lam_src, delta)
+                _numba_accumulate(blocked, v, self.weight, lags, self.order, p, c)
             self.psi[kd][:, s] = p
             self.cnt[:, s] = c
 

@@ -526,3 +526,33 @@ def test_envelope_and_matched_equals_separate_calls(name, conventions):
     # Λ ≡ 1 as the earlier code: rates 1.0 and eta 1.0 for the envelope
     env0, _ = dg.envelope_and_matched(cell, p, x, y, 1.0, [1, 2], envelope_kwargs={"eta": 1.0}, **kw)
     np.testing.assert_array_equal(env0.f, dg.envelope(cell, p, x, 1.0, [1, 2], eta=1.0, **kw).f)
+
+
+@pytest.mark.parametrize("B,T,H,order,with_e,readout_last", [
+    (1, 9, 3, 1, False, False), (5, 12, 4, 0, True, False), (33, 11, 2, 1, True, False),
+    (70, 14, 3, 1, False, False), (40, 10, 5, 0, False, True)])
+def test_blocked_kernel_bits_equal_the_per_sequence_kernel(B, T, H, order, with_e, readout_last):
+    """The numba engine's kernel (sequences side by side in blocks, docs/performance.md) gives the
+    bits of the earlier per-sequence kernel: ragged last blocks, a masked step, e or none, order 0/1."""
+    from lwsim.diagnostics import _kernels
+    rng = np.random.default_rng([B, T, H])
+    d = rng.uniform(0.5, 1.0, (T, B, H))
+    rd = rng.uniform(-0.2, 0.3, (T, B, H))
+    e = rng.uniform(0.1, 1.0, (T, B, H)) if with_e else None
+    lam, delta = rng.uniform(0, 2, (T, B, H)), rng.standard_normal((T, B, H))
+    v = rng.standard_normal((T + 1, B, H))
+    weight = np.zeros(T) if readout_last else np.ones(T)
+    weight[-1] = 1.0
+    weight[T // 2] = 0.0
+    lags = np.array([1, 2, 5, T - 1])
+    bt = lambda a: np.ascontiguousarray(a.transpose(1, 0, 2))                    # noqa: E731
+    want_p, want_c = np.zeros((4, B)), np.zeros((4, B))
+    _kernels.matched_accumulate_tiled(bt(d), bt(rd), bt(np.ones_like(d) if e is None else e), bt(lam), bt(delta),
+                                      bt(v), weight, lags, order, want_p, want_c)
+    for bs in sorted({1, 4, min(_kernels.MATCHED_BLOCK, B)}):
+        blk = lambda a: _kernels.matched_blocks(a, bs)                          # noqa: E731
+        p, c = np.zeros((4, B)), np.zeros((4, B))
+        _kernels.matched_accumulate(blk(d), blk(rd), blk(d if e is None else e), e is not None, blk(lam), blk(delta),
+                                    blk(v), weight, lags, order, p, c, bs)
+        assert np.array_equal(p, want_p) and np.array_equal(c, want_c), bs
+    assert np.count_nonzero(want_p) > 0
