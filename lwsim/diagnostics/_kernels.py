@@ -225,3 +225,44 @@ def matched_accumulate(d, rd, e, has_e, lam, delta, v, weight, lags, order, psi,
                     li += 1
                     if li == n:
                         break
+
+
+@njit(cache=True)
+def matched_lag_float32(g, Q, ell, order, e, has_e, lam, delta, v, weight, psi_row):
+    """One lag of the NumPy engine's float32 statistic (matched._accumulate_numpy, the author's
+    arithmetic) with its bits: g (T−ℓ, B, H) = exp(P[ℓ+1:] − P[1:T+1−ℓ]) from NumPy (so exp is
+    NumPy's on every machine), Q (T+1, B, H), e (T, B, H) float64; lam (T, B, H), delta (T, B, H),
+    v (T+1, B, H) float32. For each (t, b): Γ = g·((1 + Q[ℓ+1+t]) − Q[1+t]) (order 1) · e[ℓ+t]
+    in float64, cast to float32, the products ((Λ·Γ)·δ)·v in float32 and their sum over q as
+    NumPy's float32 ``sum(axis=2)`` forms it for 8 ≤ H ≤ 128 (eight running sums
+    r_j = Σ_k x[8k + j], then ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), the remainder
+    added in order, onto 0); then psi_row[b] += Σ_t weight[ℓ+t]·ψ_t (float64, t in order) as NumPy's
+    ``(w[:, None] * per_t).sum(axis=0)`` for B ≥ 2. The caller checks 8 ≤ H ≤ 128, B ≥ 2."""
+    N, B, H = g.shape
+    S = np.zeros(B)
+    x = np.empty(H, dtype=np.float32)
+    r = np.empty(8, dtype=np.float32)
+    for t in range(N):
+        w = weight[ell + t]
+        for b in range(B):
+            for q in range(H):
+                gg = g[t, b, q]
+                if order == 1:
+                    gg = gg * ((1.0 + Q[ell + 1 + t, b, q]) - Q[1 + t, b, q])
+                if has_e:
+                    gg = gg * e[ell + t, b, q]
+                x[q] = lam[t, b, q] * np.float32(gg) * delta[ell + t, b, q] * v[1 + t, b, q]
+            for j in range(8):
+                r[j] = x[j]
+            k = 8
+            while k + 8 <= H:
+                for j in range(8):
+                    r[j] += x[k + j]
+                k += 8
+            res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+            while k < H:
+                res += x[k]
+                k += 1
+            S[b] += w * np.float64(np.float32(0.0) + res)
+    for b in range(B):
+        psi_row[b] += S[b]

@@ -118,11 +118,21 @@ TANGENT_GROUP_ELEMENTS = 2 ** 24   # bound on the tangents of one group of direc
 
 def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None,
                       dtype=np.float64):
-    T = d.shape[0]
+    T, B, H = d.shape
     P, Q = prefix_sums(d, r if order == 1 else None)
     tabs = None if reset is None else window_tables(d, r if order == 1 else None, reset)
     if dtype != np.float64:           # the author's arithmetic: float32 factors, products and sums
         lam, delta, v = (np.asarray(a, dtype=dtype) for a in (lam, delta, v))
+        if tabs is None and out_t is None and B >= 2 and 8 <= H <= 128 and not _EARLIER:
+            # the same bits with the work after exp in one numba pass per lag (_kernels.matched_lag_float32)
+            from . import _kernels
+            ee = np.ascontiguousarray(e, dtype=np.float64) if e is not None else P
+            lam, delta, v = (np.ascontiguousarray(a) for a in (lam, delta, v))
+            for i, ell in enumerate(lags):
+                _kernels.matched_lag_float32(np.exp(P[ell + 1:] - P[1:T + 1 - ell]), Q, ell, order, ee,
+                                             e is not None, lam, delta, v, weight, psi[i])
+                cnt[i] += weight[ell:].sum()
+            return
     for i, ell in enumerate(lags):
         g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
         if order == 1:
@@ -140,16 +150,16 @@ def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, res
             out_t[i].append(per_t[w > 0].T.ravel())
 
 
-# the numba engine's kernel: "blocked" (matched_accumulate, sequences side by side) or "tiled" (the
-# earlier per-sequence matched_accumulate_tiled, the same bits; benchmarks/bench_diagnostics.py --a15)
-_NUMBA_KERNEL = "blocked"
+# True: the earlier code paths, the same bits, slower (the numba engine's per-sequence kernel
+# matched_accumulate_tiled, the float32 statistic in NumPy alone): benchmarks/bench_diagnostics.py --a15
+_EARLIER = False
 
 
 def _blocked_operands(d, r, e, lam, delta):
     """The numba kernel's operands that do not depend on the direction: (d, r/d, e or None, Λ, δ)
     in the kernel's layout (:func:`._kernels.matched_blocks`, or (B, T, H) for the tiled kernel)."""
     from . import _kernels
-    if _NUMBA_KERNEL == "tiled":
+    if _EARLIER:
         return "tiled", btH(d), btH(r / d), None if e is None else btH(e), btH(lam), btH(delta)
     bs = min(_kernels.MATCHED_BLOCK, d.shape[1])
     blk = lambda a: _kernels.matched_blocks(a, bs)                           # noqa: E731
