@@ -341,7 +341,8 @@ class MatchedAccumulator:
         for kd, w in enumerate(self.dirs):
             if kd % kb == 0:                       # the next group of directions in one tangent pass
                 grp = self.dirs[kd:kd + kb]
-                group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend))
+                group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend,
+                                          forward=None if _EARLIER else fac.trace))   # its forward pass reused
             v = group[kd % kb]
             if self.full_noise:
                 self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err, h,
