@@ -154,18 +154,20 @@ MATCHED_BLOCK = 32    # sequences per block of matched_accumulate (SIMD lanes; a
 MATCHED_TILE = 2      # end times per tile of matched_accumulate
 
 
+@njit(cache=True)
 def matched_blocks(a, bs):
     """(T, B, H) → contiguous float64 (NB, T, H·bs), NB = ⌈B/bs⌉: sequence b = k·bs + j of block k
-    at column q·bs + j (zero columns pad the last block): the layout of :func:`matched_accumulate`."""
+    at column q·bs + j (zero columns pad the last block): the layout of :func:`matched_accumulate`.
+    A copy (no arithmetic)."""
     T, B, H = a.shape
-    nb = -(-B // bs)
-    out = np.zeros((nb, T, H, bs))
-    full = B // bs
-    if full:
-        out[:full] = np.asarray(a[:, :full * bs], dtype=np.float64).reshape(T, full, bs, H).transpose(1, 0, 3, 2)
-    if full < nb:
-        out[full, :, :, :B - full * bs] = np.asarray(a[:, full * bs:], dtype=np.float64).transpose(0, 2, 1)
-    return out.reshape(nb, T, H * bs)
+    nb = (B + bs - 1) // bs
+    out = np.zeros((nb, T, H * bs))
+    for t in range(T):
+        for b in range(B):
+            k, j = b // bs, b % bs
+            for q in range(H):
+                out[k, t, q * bs + j] = a[t, b, q]
+    return out
 
 
 @njit(cache=True)
