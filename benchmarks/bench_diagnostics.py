@@ -10,8 +10,16 @@
    sequences (one chunk) and extrapolated linearly to 1000 sequences (every sequence costs the
    same; chunks are independent), for the cell backends given.
 
+3. ``--a15``: the matched statistic at the quick preset's A15 size (study behaviour, run group
+   a_behaviour: T = 128, H = 16, D = 4, 512 held-out sequences, 28 lags, K = 1, the study's own
+   cells, data and initial parameters, AdamW-like rates): per cell, the float64 pass with the
+   whole update (what Ĥ_N needs at each of the three training points) and the float32 pass (the
+   "author" null, final point only), the earlier code paths (``matched._EARLIER``) against the
+   current ones, interleaved in one process (median of ``--rounds``), outputs checked bit for bit.
+
     python benchmarks/bench_diagnostics.py                 # full sizes
     python benchmarks/bench_diagnostics.py --batch 8 --pass-batch 8   # quicker
+    python benchmarks/bench_diagnostics.py --a15 --rounds 7          # A15 size, earlier vs current
 """
 from __future__ import annotations
 
@@ -100,6 +108,48 @@ def bench_pass(T, H, B, backends):
               f"per 1000 sequences (linear extrapolation ×{1000 / B:.1f})")
 
 
+def bench_a15(rounds, cells):
+    """The matched statistic at A15's quick size, earlier vs current code paths (module docstring)."""
+    from lwsim.diagnostics import matched as mm
+    from lwsim.figures.studies.behaviour.experiment import SIZES, behaviour_dataset
+    from lwsim.figures.training import _a_cell, _a_params
+    from lwsim.window import matched_float32
+    c = dict(SIZES["a_behaviour"]["quick"], seed=212, backend="numba")
+    ds = behaviour_dataset(c, 16)
+    x, y, lags = ds.x_diag, ds.y_diag, np.asarray(c["lags"])
+    print(f"\n[3] A15 matched statistic (quick): T={c['T']}, H={c['H']}, D={c['D']}, {x.shape[1]} sequences, "
+          f"{lags.size} lags, K={c['K']}; CPU s per call, median of {rounds} interleaved rounds "
+          f"(earlier / current code paths)")
+    print(f"    {'cell':<11}{'f64+full earlier':>17}{'current':>9}{'ratio':>7}{'f32 earlier':>13}{'current':>9}"
+          f"{'ratio':>7}{'run (3 f64 + f32)':>19}{'bits':>6}")
+    for name in cells:
+        cell = _a_cell(name, c).with_dtype("float64")
+        p = {k: np.asarray(v, np.float64) for k, v in _a_params(cell, c).items()}
+        rates = _rates(p, lr=c["lr"])
+        kw = dict(n_directions=c["K"], seed=c["seed"], engine="numba", backend="numba", progress=False)
+        calls = {"f64": lambda: dg.matched_statistic(cell, p, x, y, rates, lags, full_noise=True, **kw),
+                 "f32": lambda: matched_float32(cell, p, x, y, rates, lags, **kw)}
+        times = {(k, e): [] for k in calls for e in (True, False)}
+        out = {}
+        for r in range(rounds + 1):                    # round 0: compilation / cache loading, not timed
+            for k, f in calls.items():
+                for earlier in (True, False):
+                    mm._EARLIER = earlier
+                    c0 = time.process_time()
+                    out[k, earlier] = f()
+                    if r:
+                        times[k, earlier].append(time.process_time() - c0)
+        mm._EARLIER = False
+        same = all(np.array_equal(getattr(out[k, True], f), getattr(out[k, False], f), equal_nan=True)
+                   for k in calls for f in ("samples", "per_direction", "count", "noise")
+                   if getattr(out[k, True], f) is not None)
+        m = {key: float(np.median(v)) for key, v in times.items()}
+        run_old, run_new = 3 * m["f64", True] + m["f32", True], 3 * m["f64", False] + m["f32", False]
+        print(f"    {name:<11}{m['f64', True]:>17.3f}{m['f64', False]:>9.3f}{m['f64', True] / m['f64', False]:>6.2f}x"
+              f"{m['f32', True]:>13.3f}{m['f32', False]:>9.3f}{m['f32', True] / m['f32', False]:>6.2f}x"
+              f"{run_old:>9.2f} → {run_new:.2f}{'same' if same else 'DIFFER':>7}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--T", type=int, default=1024)
@@ -112,7 +162,13 @@ def main(argv=None):
     ap.add_argument("--backends", default="numba,numpy", help="cell backends for the full pass")
     ap.add_argument("--skip-kernels", action="store_true")
     ap.add_argument("--skip-pass", action="store_true")
+    ap.add_argument("--a15", action="store_true", help="only the A15-size matched statistic, earlier vs current")
+    ap.add_argument("--rounds", type=int, default=5, help="--a15: timed rounds (median)")
+    ap.add_argument("--cells", default="constgate,sharedgate,diaggate,gru,lstm", help="--a15: cells")
     a = ap.parse_args(argv)
+    if a.a15:
+        bench_a15(a.rounds, a.cells.split(","))
+        return
     # compile the kernels before timing
     envelope_mod.accumulate(np.full((4, 1, 2), 0.9), np.zeros((4, 1, 2)), None, np.ones((4, 1, 2)),
                             np.array([1, 2]), 1, "numba", np.zeros((2, 2)), np.zeros((2, 2)),

@@ -256,12 +256,15 @@ class Cell:
         mask = self.check_mask(mask, x.shape[0])
         return be.lag_gradients(self, p, x, y, mask, max_lag)
 
-    def tangents(self, params, x, direction, backend="numpy"):
+    def tangents(self, params, x, direction, backend="numpy", forward=None):
         """Forward-mode v_t = (∂h_t/∂θ)[w], t = 0 … T: (T+1, B, S) (docs/diagnostics.md §2.7).
 
         ``direction``: a dict shaped like ``params`` → (T+1, B, S); or a list of K such dicts →
         (K, T+1, B, S). backend="numba" computes the K tangents in one pass (one forward, the K·B
         rows of each step in one GEMM); "numpy"/"cupy" run one reference pass per direction.
+        ``forward``: optionally the trace of :meth:`forward` (or :meth:`forward_and_jacobian_diagonal`)
+        with the same params, x and backend="numba": that backend then reuses its forward pass
+        instead of running it again (the same values); other backends ignore it.
         """
         be, p, x = self._prepare(params, x, backend)
 
@@ -272,8 +275,9 @@ class Cell:
                 return self.check_params(d)
             except (TypeError, ValueError) as e:
                 raise type(e)(f"{name}: {e}") from None
+        extra = {"forward": forward} if backend == "numba" and forward is not None else {}
         if isinstance(direction, dict):
-            return be.tangents(self, p, x, checked(direction, "direction"))
+            return be.tangents(self, p, x, checked(direction, "direction"), **extra)
         if not isinstance(direction, (list, tuple)):
             raise TypeError("direction must be a dict of arrays shaped like params, or a list of them, "
                             f"got {type(direction).__name__}")
@@ -281,7 +285,7 @@ class Cell:
             raise ValueError("direction must be a dict or a non-empty list of dicts, got an empty list")
         dps = [checked(d, f"direction[{k}]") for k, d in enumerate(direction)]
         if backend == "numba":
-            return be.tangents(self, p, x, dps)
+            return be.tangents(self, p, x, dps, **extra)
         return np.stack([be.tangents(self, p, x, dp) for dp in dps])
 
     # ------------------------------------------------------------------ PyTorch weights

@@ -104,9 +104,12 @@ def envelope_accumulate(d, rd, e, lam, lags, order, acc_mu, acc_g0, cnt):
 
 
 @njit(cache=True)
-def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
+def matched_accumulate_tiled(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
     """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
-    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7). Tiled like envelope_accumulate."""
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7). Tiled like envelope_accumulate.
+
+    The earlier kernel, one sequence at a time in the (B, T, H) layout: :func:`matched_accumulate`
+    gives the same bits faster; kept as its reference (tests, benchmarks/bench_diagnostics.py)."""
     B, T, H = d.shape
     n = lags.shape[0]
     lmax_all = lags[n - 1]
@@ -145,3 +148,123 @@ def matched_accumulate(d, rd, e, lam, delta, v, weight, lags, order, psi, cnt):
                     li += 1
                     if li == n:
                         break
+
+
+MATCHED_BLOCK = 32    # sequences per block of matched_accumulate (SIMD lanes; a block's rows fit in L1)
+MATCHED_TILE = 2      # end times per tile of matched_accumulate
+
+
+@njit(cache=True)
+def matched_blocks(a, bs):
+    """(T, B, H) → contiguous float64 (NB, T, H·bs), NB = ⌈B/bs⌉: sequence b = k·bs + j of block k
+    at column q·bs + j (zero columns pad the last block): the layout of :func:`matched_accumulate`.
+    A copy (no arithmetic)."""
+    T, B, H = a.shape
+    nb = (B + bs - 1) // bs
+    out = np.zeros((nb, T, H * bs))
+    for t in range(T):
+        for b in range(B):
+            k, j = b // bs, b % bs
+            for q in range(H):
+                out[k, t, q * bs + j] = a[t, b, q]
+    return out
+
+
+@njit(cache=True)
+def matched_accumulate(d, rd, e, has_e, lam, delta, v, weight, lags, order, psi, cnt, bs):
+    """psi[i, b] += Σ_q μ_q(b, t, ℓ) δ_q(b, t) v_q(b, t − ℓ), cnt[i, b] += 1 over counted
+    (weight[t−1] ≠ 0) valid steps t, ℓ = lags[i] (docs/diagnostics.md §2.7).
+
+    Arrays in the blocked layout of :func:`matched_blocks` (NB, T, H·bs) (v: T+1 rows), ``bs``
+    sequences per block; psi, cnt (n_lags, B). The loops
+    run over the bs sequences of a block side by side (contiguous, so they vectorise), and every
+    (b, t, ℓ) does the arithmetic of :func:`matched_accumulate_tiled` in the same order — the
+    running product and sum over j = t, t−1, …, the sum over q = 0 … H−1 from 0.0, the steps t in
+    increasing order into psi — so the bits are the same. ``has_e`` False: no read-out factor
+    (e ≡ 1, whose product is exact, so skipping it keeps the bits)."""
+    NB, T, M = d.shape
+    B = psi.shape[1]
+    H = M // bs
+    n = lags.shape[0]
+    lmax_all = lags[n - 1]
+    TL = MATCHED_TILE
+    prod = np.empty((TL, M))
+    acc = np.empty((TL, M))
+    s = np.empty(bs)
+    for blk in range(NB):
+        b0 = blk * bs
+        nbs = min(bs, B - b0)
+        for t0 in range(2, T + 1, TL):
+            nb = min(TL, T + 1 - t0)
+            prod[:] = 1.0
+            acc[:] = 0.0
+            lmax = min(lmax_all, t0 + nb - 2)
+            li = 0
+            for ell in range(1, lmax + 1):
+                hit = ell == lags[li]
+                for i in range(nb):
+                    t = t0 + i
+                    if ell > t - 1 or weight[t - 1] == 0.0:
+                        continue
+                    j = t - ell                              # row of d_{t−ℓ+1}
+                    for m in range(M):
+                        prod[i, m] *= d[blk, j, m]
+                        acc[i, m] += rd[blk, j, m]
+                    if hit:
+                        k = t - ell
+                        s[:] = 0.0
+                        for q in range(H):
+                            for jb in range(bs):
+                                m = q * bs + jb
+                                g = prod[i, m] * e[blk, t - 1, m] if has_e else prod[i, m]
+                                if order == 1:
+                                    g = g * (1.0 + acc[i, m])
+                                s[jb] += lam[blk, k - 1, m] * g * delta[blk, t - 1, m] * v[blk, k, m]
+                        for jb in range(nbs):
+                            psi[li, b0 + jb] += s[jb]
+                            cnt[li, b0 + jb] += 1.0
+                if hit:
+                    li += 1
+                    if li == n:
+                        break
+
+
+@njit(cache=True)
+def matched_lag_float32(g, Q, ell, order, e, has_e, lam, delta, v, weight, psi_row):
+    """One lag of the NumPy engine's float32 statistic (matched._accumulate_numpy, the author's
+    arithmetic) with its bits: g (T−ℓ, B, H) = exp(P[ℓ+1:] − P[1:T+1−ℓ]) from NumPy (so exp is
+    NumPy's on every machine), Q (T+1, B, H), e (T, B, H) float64; lam (T, B, H), delta (T, B, H),
+    v (T+1, B, H) float32. For each (t, b): Γ = g·((1 + Q[ℓ+1+t]) − Q[1+t]) (order 1) · e[ℓ+t]
+    in float64, cast to float32, the products ((Λ·Γ)·δ)·v in float32 and their sum over q as
+    NumPy's float32 ``sum(axis=2)`` forms it for 8 ≤ H ≤ 128 (eight running sums
+    r_j = Σ_k x[8k + j], then ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), the remainder
+    added in order, onto 0); then psi_row[b] += Σ_t weight[ℓ+t]·ψ_t (float64, t in order) as NumPy's
+    ``(w[:, None] * per_t).sum(axis=0)`` for B ≥ 2. The caller checks 8 ≤ H ≤ 128, B ≥ 2."""
+    N, B, H = g.shape
+    S = np.zeros(B)
+    x = np.empty(H, dtype=np.float32)
+    r = np.empty(8, dtype=np.float32)
+    for t in range(N):
+        w = weight[ell + t]
+        for b in range(B):
+            for q in range(H):
+                gg = g[t, b, q]
+                if order == 1:
+                    gg = gg * ((1.0 + Q[ell + 1 + t, b, q]) - Q[1 + t, b, q])
+                if has_e:
+                    gg = gg * e[ell + t, b, q]
+                x[q] = lam[t, b, q] * np.float32(gg) * delta[ell + t, b, q] * v[1 + t, b, q]
+            for j in range(8):
+                r[j] = x[j]
+            k = 8
+            while k + 8 <= H:
+                for j in range(8):
+                    r[j] += x[k + j]
+                k += 8
+            res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+            while k < H:
+                res += x[k]
+                k += 1
+            S[b] += w * np.float64(np.float32(0.0) + res)
+    for b in range(B):
+        psi_row[b] += S[b]

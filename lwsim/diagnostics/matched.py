@@ -118,11 +118,21 @@ TANGENT_GROUP_ELEMENTS = 2 ** 24   # bound on the tangents of one group of direc
 
 def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, reset=None, out_t=None,
                       dtype=np.float64):
-    T = d.shape[0]
+    T, B, H = d.shape
     P, Q = prefix_sums(d, r if order == 1 else None)
     tabs = None if reset is None else window_tables(d, r if order == 1 else None, reset)
     if dtype != np.float64:           # the author's arithmetic: float32 factors, products and sums
         lam, delta, v = (np.asarray(a, dtype=dtype) for a in (lam, delta, v))
+        if tabs is None and out_t is None and B >= 2 and 8 <= H <= 128 and not _EARLIER:
+            # the same bits with the work after exp in one numba pass per lag (_kernels.matched_lag_float32)
+            from . import _kernels
+            ee = np.ascontiguousarray(e, dtype=np.float64) if e is not None else P
+            lam, delta, v = (np.ascontiguousarray(a) for a in (lam, delta, v))
+            for i, ell in enumerate(lags):
+                _kernels.matched_lag_float32(np.exp(P[ell + 1:] - P[1:T + 1 - ell]), Q, ell, order, ee,
+                                             e is not None, lam, delta, v, weight, psi[i])
+                cnt[i] += weight[ell:].sum()
+            return
     for i, ell in enumerate(lags):
         g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
         if order == 1:
@@ -138,6 +148,34 @@ def _accumulate_numpy(d, r, e, lam, delta, v, weight, lags, order, psi, cnt, res
         cnt[i] += w.sum()
         if out_t is not None:  # instantaneous statistic: ψ_{b,t}(ℓ) at the counted steps, b-major
             out_t[i].append(per_t[w > 0].T.ravel())
+
+
+# True: the earlier code paths, the same bits, slower (the numba engine's per-sequence kernel
+# matched_accumulate_tiled, the float32 statistic in NumPy alone): benchmarks/bench_diagnostics.py --a15
+_EARLIER = False
+
+
+def _blocked_operands(d, r, e, lam, delta):
+    """The numba kernel's operands that do not depend on the direction: (d, r/d, e or None, Λ, δ)
+    in the kernel's layout (:func:`._kernels.matched_blocks`, or (B, T, H) for the tiled kernel)."""
+    from . import _kernels
+    if _EARLIER:
+        return "tiled", btH(d), btH(r / d), None if e is None else btH(e), btH(lam), btH(delta)
+    bs = min(_kernels.MATCHED_BLOCK, d.shape[1])
+    blk = lambda a: _kernels.matched_blocks(a, bs)                           # noqa: E731
+    return bs, blk(d), blk(r / d), None if e is None else blk(e), blk(lam), blk(delta)
+
+
+def _numba_accumulate(ops, v, weight, lags, order, psi, cnt):
+    """psi, cnt += the sums of one direction's tangent v (T+1, B, H) (numba engine)."""
+    from . import _kernels
+    bs, d, rd, e, lam, delta = ops
+    if bs == "tiled":
+        ee = np.ones_like(d) if e is None else e
+        _kernels.matched_accumulate_tiled(d, rd, ee, lam, delta, btH(v), weight, lags, order, psi, cnt)
+        return
+    _kernels.matched_accumulate(d, rd, d if e is None else e, e is not None, lam, delta,
+                                _kernels.matched_blocks(v, bs), weight, lags, order, psi, cnt, bs)
 
 
 def _author_signs(psi, cnt):
@@ -299,10 +337,12 @@ class MatchedAccumulator:
         else:
             delta = err @ self.W_out
         h = f64(fac.trace.h[1:]) if self.full_noise else None
+        blocked = None
         for kd, w in enumerate(self.dirs):
             if kd % kb == 0:                       # the next group of directions in one tangent pass
                 grp = self.dirs[kd:kd + kb]
-                group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend))
+                group = f64(cell.tangents(params, xs, grp + self.pdirs[kd:kd + kb], backend=self.backend,
+                                          forward=None if _EARLIER else fac.trace))   # its forward pass reused
             v = group[kd % kb]
             if self.full_noise:
                 self.noise[kd, s] = _update_along(group[len(grp) + kd % kb][1:, :, :H], delta, err, h,
@@ -316,11 +356,9 @@ class MatchedAccumulator:
                 _accumulate_numpy(d, r, e, lam_src, delta, v, self.weight, lags, self.order, p, c, fac.reset,
                                   self.per_t[kd] if self.inst else None, self.dtype)
             else:
-                from . import _kernels
-                Bc = xs.shape[1]
-                ee = np.ones((Bc, T, H)) if e is None else btH(e)
-                _kernels.matched_accumulate(btH(d), btH(r / d), ee, btH(lam_src), btH(delta), btH(v),
-                                            self.weight, lags, self.order, p, c)
+                if blocked is None:                # the direction-independent operands, once per chunk
+                    blocked = _blocked_operands(d, r, e, lam_src, delta)
+                _numba_accumulate(blocked, v, self.weight, lags, self.order, p, c)
             self.psi[kd][:, s] = p
             self.cnt[:, s] = c
 

@@ -379,6 +379,41 @@ def test_float32_diagnostics_close_to_float64_and_not_equal():
     assert rel.max() < 1e-4 and rel.max() > 1e-10      # float32 round-off, not float64's
 
 
+@pytest.mark.parametrize("name,H,order,mask", [("diaggate", 9, 1, None), ("lstm", 8, 0, None),
+                                                ("gru", 17, 1, np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1], bool))])
+def test_float32_statistic_is_the_authors_numpy_arithmetic_bit_for_bit(name, H, order, mask):
+    """dtype="float32": ψ̄ is, bit for bit, the author's NumPy/torch arithmetic written out here —
+    Γ from float64 prefix sums exp(P_t − P_{t−ℓ})·((1 + Q_t) − Q_{t−ℓ})·e cast to float32, the
+    float32 products Λ·Γ·δ·v summed over q by ``sum(axis=2, dtype=float32)``, the weighted sum over
+    t in float64 — for chunks of several sequences and H from 8 up (the sizes of A15)."""
+    cell = lwsim.make_cell(name, n_in=2, n_hidden=H, n_out=1).with_dtype("float32")
+    p = {k: v.astype(np.float32) for k, v in random_params(cell.with_dtype("float64"), 3).items()}
+    T, B, lags = 12, 7, np.array([1, 3, 4, 11])
+    x, y = (a.astype(np.float32) for a in _data(cell, T=T, B=B, seed=4))
+    rates = {k: 1e-3 * np.random.default_rng(2).uniform(0.5, 2, v.shape) for k, v in p.items()}
+    ms = dg.matched_statistic(cell, p, x, y, rates, lags, seed=7, order=order, mask=mask, chunk=B,
+                              dtype="float32", progress=False)
+    fac = dg.gate_factors(cell, p, x)
+    d, r = fac.d.astype(np.float64), fac.r.astype(np.float64)
+    P = np.concatenate([np.zeros((1, B, H)), np.cumsum(np.log(d), axis=0)])
+    Q = np.concatenate([np.zeros((1, B, H)), np.cumsum(r / d, axis=0)])
+    lam = dg.source_rates(dg.recurrent_rates(cell, rates), fac.trace.h).astype(np.float32)
+    delta = (fac.trace.y - y) @ p["W_out"]
+    v = cell.tangents(p, x, _directions(p, 1, 7, None)[0])
+    v = (v[..., H:] if name == "lstm" else v).astype(np.float32)
+    weight = np.ones(T) if mask is None else mask.astype(np.float64)
+    want = np.zeros((lags.size, B))
+    for i, ell in enumerate(lags):
+        g = np.exp(P[ell + 1:] - P[1:T + 1 - ell])
+        if order == 1:
+            g = g * (1.0 + Q[ell + 1:] - Q[1:T + 1 - ell])
+        if fac.readout is not None:
+            g = g * fac.readout[ell:].astype(np.float64)
+        per_t = (lam[:T - ell] * g.astype(np.float32) * delta[ell:] * v[1:T - ell + 1]).sum(axis=2, dtype=np.float32)
+        want[i] = (weight[ell:, None] * per_t).sum(axis=0) / weight[ell:].sum()
+    assert np.array_equal(ms.samples, want)
+
+
 def test_float32_diagnostics_underflow_a_long_window_to_zero():
     """ConstGate d = 1 − s = 0.1: Γ over ℓ = 50 steps is 1e−50, below float32's smallest subnormal
     (1.4e−45): the author's float32 window is exactly 0 where float64 keeps it."""
@@ -526,3 +561,33 @@ def test_envelope_and_matched_equals_separate_calls(name, conventions):
     # Λ ≡ 1 as the earlier code: rates 1.0 and eta 1.0 for the envelope
     env0, _ = dg.envelope_and_matched(cell, p, x, y, 1.0, [1, 2], envelope_kwargs={"eta": 1.0}, **kw)
     np.testing.assert_array_equal(env0.f, dg.envelope(cell, p, x, 1.0, [1, 2], eta=1.0, **kw).f)
+
+
+@pytest.mark.parametrize("B,T,H,order,with_e,readout_last", [
+    (1, 9, 3, 1, False, False), (5, 12, 4, 0, True, False), (33, 11, 2, 1, True, False),
+    (70, 14, 3, 1, False, False), (40, 10, 5, 0, False, True)])
+def test_blocked_kernel_bits_equal_the_per_sequence_kernel(B, T, H, order, with_e, readout_last):
+    """The numba engine's kernel (sequences side by side in blocks, docs/performance.md) gives the
+    bits of the earlier per-sequence kernel: ragged last blocks, a masked step, e or none, order 0/1."""
+    from lwsim.diagnostics import _kernels
+    rng = np.random.default_rng([B, T, H])
+    d = rng.uniform(0.5, 1.0, (T, B, H))
+    rd = rng.uniform(-0.2, 0.3, (T, B, H))
+    e = rng.uniform(0.1, 1.0, (T, B, H)) if with_e else None
+    lam, delta = rng.uniform(0, 2, (T, B, H)), rng.standard_normal((T, B, H))
+    v = rng.standard_normal((T + 1, B, H))
+    weight = np.zeros(T) if readout_last else np.ones(T)
+    weight[-1] = 1.0
+    weight[T // 2] = 0.0
+    lags = np.array([1, 2, 5, T - 1])
+    bt = lambda a: np.ascontiguousarray(a.transpose(1, 0, 2))                    # noqa: E731
+    want_p, want_c = np.zeros((4, B)), np.zeros((4, B))
+    _kernels.matched_accumulate_tiled(bt(d), bt(rd), bt(np.ones_like(d) if e is None else e), bt(lam), bt(delta),
+                                      bt(v), weight, lags, order, want_p, want_c)
+    for bs in sorted({1, 4, min(_kernels.MATCHED_BLOCK, B)}):
+        blk = lambda a: _kernels.matched_blocks(a, bs)                          # noqa: E731
+        p, c = np.zeros((4, B)), np.zeros((4, B))
+        _kernels.matched_accumulate(blk(d), blk(rd), blk(d if e is None else e), e is not None, blk(lam), blk(delta),
+                                    blk(v), weight, lags, order, p, c, bs)
+        assert np.array_equal(p, want_p) and np.array_equal(c, want_c), bs
+    assert np.count_nonzero(want_p) > 0

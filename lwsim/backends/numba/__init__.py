@@ -78,11 +78,12 @@ def lag_gradients(cell, p, x, y, mask, max_lag):
     return float(loss), g
 
 
-def tangents(cell, p, x, dp):
+def tangents(cell, p, x, dp, forward=None):
     """Forward-mode tangents v_t = (∂h_t/∂θ)[w] (docs/diagnostics.md §2.7), fused kernels: ``dp`` one
-    direction dict → (T+1, B, S); a list of K dicts → (K, T+1, B, S), all K in one pass."""
+    direction dict → (T+1, B, S); a list of K dicts → (K, T+1, B, S), all K in one pass.
+    ``forward``: this backend's trace on the same p and x, whose forward pass is reused."""
     _family(cell)
     from .tangent_kernels import tangents as fused
     if isinstance(dp, dict):
-        return fused(cell, p, x, [dp])[0]
-    return fused(cell, p, x, list(dp))
+        return fused(cell, p, x, [dp], forward)[0]
+    return fused(cell, p, x, list(dp), forward)

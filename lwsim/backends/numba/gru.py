@@ -30,7 +30,7 @@ from numba import njit
 from ... import reference
 from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
-from .readout import (augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
+from .readout import (with_run, augmented_input, empty, ln_operands, loss_stage, fresh, ordered,
                       output_error_row, readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
 from .tile import gemm_w, weight_panels
@@ -384,18 +384,19 @@ def forward_and_jacobian_diagonal(cell, p, x):
 def forward(cell, p, x, run=None):
     """Trace with the reference's records: cho {z, r, g, ln_ahat, ln_sig}, torch {r, z, n, hn};
     ``run``: a _cho_forward / _torch_forward result."""
+    run = run or _run_forward(cell, p, x)
     if cell.convention == "cho":
-        _, (h, z, r, g, _, ahat, sig, yhat) = run or _cho_forward(cell, p, x)
+        _, (h, z, r, g, _, ahat, sig, yhat) = run
         rec = {"z": z, "r": r}
         if cell.layernorm:
             rec["ln_ahat"], rec["ln_sig"] = ahat, sig
         rec["g"] = g
         gates, leak = {"z": z, "r": r, "g": g}, 1.0 - z
     else:
-        _, _, (h, r, z, n, hn, yhat) = run or _torch_forward(cell, p, x)
+        _, _, (h, r, z, n, hn, yhat) = run
         rec = {"r": r, "z": z, "n": n, "hn": hn}
         gates, leak = {"r": r, "z": z, "n": n}, z.copy()
-    return reference.Trace(h=h, c=None, y=yhat, gates=gates, leak=leak, cand=None, records=rec)
+    return with_run(reference.Trace(h=h, c=None, y=yhat, gates=gates, leak=leak, cand=None, records=rec), run)
 
 
 def loss_and_grad(cell, p, x, y, mask):

@@ -27,7 +27,7 @@ from numba import njit
 from ... import reference
 from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
-from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
+from .readout import (with_run, augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
 from .tile import gemm_w, weight_panels
@@ -273,7 +273,8 @@ def _records(cell, mode, cand, s, ahat, sig):
 
 def forward(cell, p, x, run=None):
     """Trace with the reference's records (cand, s, ln_ahat, ln_sig); ``run``: a _run_forward result."""
-    _, (mode, *_), h, cand, s, ahat, sig, yhat = run or _run_forward(cell, p, x)
+    run = run or _run_forward(cell, p, x)
+    _, (mode, *_), h, cand, s, ahat, sig, yhat = run
     if mode == 0:
         cand = cand.copy()                            # a trace owns its arrays (no view of h)
     records = _records(cell, mode, cand, s, ahat, sig)
@@ -283,7 +284,7 @@ def forward(cell, p, x, run=None):
     elif mode >= 2:
         leak = (1.0 - s) * np.ones_like(cand)
     gates = {"s": s} if mode >= 2 else {}
-    return reference.Trace(h=h, c=None, y=yhat, gates=gates, leak=leak, cand=cand, records=records)
+    return with_run(reference.Trace(h=h, c=None, y=yhat, gates=gates, leak=leak, cand=cand, records=records), run)
 
 
 def loss_and_grad(cell, p, x, y, mask):

@@ -24,7 +24,7 @@ from numba import njit
 from ... import reference
 from .blas import gemm_tn, stash_row, window_steps
 from .common import KERNEL, TKERNEL, fixed_order_sums, like, ln_back_row, ln_row, sigmoid, tanh
-from .readout import (augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
+from .readout import (with_run, augmented_input, ln_operands, loss_stage, fresh, ordered, output_error_row,
                       readout_params, readout_step, stack_input, unstack_input)
 from .threads import chunks, run_chunks, single_threaded_blas
 from .tile import gemm_w, weight_panels
@@ -188,13 +188,14 @@ def _run_forward(cell, p, x, alloc=None):
 
 def forward(cell, p, x):
     """Trace with the reference's records (i, f, o, g, tc, ln_ahat, ln_sig)."""
-    _, _, (h, c, i, f, g, o, tc, ahat, sig, yhat) = _run_forward(cell, p, x)
+    run = _run_forward(cell, p, x)
+    _, _, (h, c, i, f, g, o, tc, ahat, sig, yhat) = run
     rec = {"i": i, "f": f, "o": o}
     if cell.layernorm:
         rec["ln_ahat"], rec["ln_sig"] = ahat, sig
     rec["g"], rec["tc"] = g, tc
-    return reference.Trace(h=h, c=c, y=yhat, gates={"i": i, "f": f, "g": g, "o": o}, leak=f,
-                           cand=None, records=rec)
+    return with_run(reference.Trace(h=h, c=c, y=yhat, gates={"i": i, "f": f, "g": g, "o": o}, leak=f,
+                                    cand=None, records=rec), run)
 
 
 def loss_and_grad(cell, p, x, y, mask):

@@ -166,3 +166,23 @@ def ordered(p, grads, dgamma=None, dbeta=None, dtype=None):
         grads["ln_gamma"] = dgamma.astype(dtype)
         grads["ln_beta"] = dbeta.astype(dtype)
     return {k: np.ascontiguousarray(grads[k]) for k in p}
+
+
+def with_run(trace, run):
+    """``trace`` carrying the forward pass's internal arrays ``run`` (the family's _run_forward
+    result, fresh buffers that nothing else writes), so that a tangent pass on the same parameters
+    and input can reuse them instead of running the forward pass again (tangent_kernels.tangents);
+    the same arrays a second forward pass would compute, so the same bits."""
+    trace._numba_run = run
+    return trace
+
+
+def reused_run(forward, cell, x):
+    """The forward pass's arrays carried by the trace ``forward`` (:func:`with_run`), or None when
+    it carries none or was not computed for this cell's dtype and x's shape."""
+    run = getattr(forward, "_numba_run", None)
+    h = getattr(forward, "h", None)
+    T, B, _ = x.shape
+    if run is None or h is None or h.dtype != cell.dtype or h.shape != (T + 1, B, cell.n_hidden):
+        return None
+    return run

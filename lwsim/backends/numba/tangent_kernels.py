@@ -46,7 +46,7 @@ from ...cells._kind import no_kernels
 from . import gru, leaky, lstm
 from .blas import gemm as gemm_inline
 from .common import TKERNEL, like
-from .readout import empty, stack_input
+from .readout import empty, reused_run, stack_input
 from .threads import chunks, run_chunks, single_threaded_blas
 
 
@@ -286,8 +286,8 @@ def _run(kernel, B, *args):
         run_chunks(kernel, chunks(B), *args)
 
 
-def _leaky(cell, p, x, dps, out):
-    xa, (mode, _, UC, s_const), h, cand, s, ahat, sig, _ = leaky._run_forward(cell, p, x)
+def _leaky(cell, p, x, dps, out, run=None):
+    xa, (mode, _, UC, s_const), h, cand, s, ahat, sig, _ = run or leaky._run_forward(cell, p, x)
     ops = [leaky._operands(cell, dp) for dp in dps]       # (mode, dWa, dUC, ·): the same stacking
     dWa = _side_by_side([o[1] for o in ops])
     dUT = _side_by_side([o[2].T for o in ops])
@@ -297,8 +297,8 @@ def _leaky(cell, p, x, dps, out):
          mode, s_const, gamma, dgam, dbet, cell.layernorm, out)
 
 
-def _cho(cell, p, x, dps, out):
-    xa, (h, z, r, g, rh, ahat, sig, _) = gru._cho_forward(cell, p, x)
+def _cho(cell, p, x, dps, out, run=None):
+    xa, (h, z, r, g, rh, ahat, sig, _) = run or gru._cho_forward(cell, p, x)
 
     def zr_rows(q):
         return np.concatenate([q["U_z"], q["U_r"]], axis=0)
@@ -314,8 +314,8 @@ def _cho(cell, p, x, dps, out):
          dWzr, dUzrT, dWg, dUgT, gamma, dgam, dbet, cell.layernorm, out)
 
 
-def _torch(cell, p, x, dps, out):
-    xa, Whc, (h, r, z, nn, hn, _) = gru._torch_forward(cell, p, x)
+def _torch(cell, p, x, dps, out, run=None):
+    xa, Whc, (h, r, z, nn, hn, _) = run or gru._torch_forward(cell, p, x)
     H = cell.n_hidden
 
     def input_side(q):                  # the r, z hidden biases only add: folded into the bias row
@@ -330,8 +330,8 @@ def _torch(cell, p, x, dps, out):
     _run(torch_rows, x.shape[1], xa, h, r, z, nn, hn, np.ascontiguousarray(Whc.T), dWa, dWhT, dbhn, out)
 
 
-def _lstm(cell, p, x, dps, out):
-    xa, UC, (h, c, i, f, g, o, tc, ahat, sig, _) = lstm._run_forward(cell, p, x)
+def _lstm(cell, p, x, dps, out, run=None):
+    xa, UC, (h, c, i, f, g, o, tc, ahat, sig, _) = run or lstm._run_forward(cell, p, x)
     dWa = _side_by_side([stack_input(cell, [(q[f"W_{k}"], q.get(f"b_{k}")) for k in lstm.GATES])
                          for q in dps])
     dUT = _side_by_side([np.concatenate([q[f"U_{k}"] for k in lstm.GATES], axis=0).T for q in dps])
@@ -341,15 +341,16 @@ def _lstm(cell, p, x, dps, out):
          dWa, dUT, gamma, dgam, dbet, cell.layernorm, out)
 
 
-def tangents(cell, p, x, dps):
+def tangents(cell, p, x, dps, forward=None):
     """v (K, T+1, B, S) for the K directions ``dps`` (validated dicts, cell dtype): one forward
-    pass and one tangent pass for all of them."""
+    pass and one tangent pass for all of them. ``forward``: a trace of this backend's forward pass
+    on the same p and x; its arrays (readout.with_run) replace the forward pass."""
     run = _VARIANTS.get(cell.kind.numba_variant(cell)) if cell.kind.numba_kernels else None
     if run is None:
         raise no_kernels(cell, "numba", fix="use backend='numpy'")
     T, B, _ = x.shape
     out = np.empty((len(dps), T + 1, B, cell.state_size), dtype=cell.dtype)
-    run(cell, p, x, dps, out)
+    run(cell, p, x, dps, out, reused_run(forward, cell, x))
     return out
 
 

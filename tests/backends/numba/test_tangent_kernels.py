@@ -141,3 +141,26 @@ def test_direction_reaches_every_parameter():
                 assert np.all(vk == 0) and np.all(ref == 0), name
             else:
                 assert np.linalg.norm(ref) > 0 and rel_err(vk, ref) <= 1e-12, (case, name)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", BATCH_CASES, ids=case_id)
+def test_tangents_reuse_the_forward_pass_of_a_trace(case, dtype):
+    """forward=trace (of forward or forward_and_jacobian_diagonal, same params and x): the tangent
+    pass reuses that forward pass — the same bits as running it again; a trace of another input
+    length, or of the other dtype, is not used."""
+    cell, p, x, dirs = _setup(case, dtype, seed=9)
+    want = cell.tangents(p, x, dirs, backend="numba")
+    tr = cell.forward(p, x, backend="numba")
+    tr2, _ = cell.forward_and_jacobian_diagonal(p, x, backend="numba")
+    for trace in (tr, tr2):
+        assert np.array_equal(cell.tangents(p, x, dirs, backend="numba", forward=trace), want)
+        assert np.array_equal(cell.tangents(p, x, dirs[0], backend="numba", forward=trace), want[0])
+    short = cell.forward(p, x[:-1], backend="numba")               # another input: ignored
+    assert np.array_equal(cell.tangents(p, x, dirs, backend="numba", forward=short), want)
+    other = cell.with_dtype("float32" if dtype == "float64" else "float64")
+    wrong = other.forward({k: v.astype(other.dtype) for k, v in p.items()}, x.astype(other.dtype), backend="numba")
+    assert np.array_equal(cell.tangents(p, x, dirs, backend="numba", forward=wrong), want)
+    assert np.array_equal(cell.tangents(p, x, dirs, forward=tr), cell.tangents(p, x, dirs))   # numpy: ignored
+    tr.h[1:] *= 1.5                                # the trace's own arrays are what the pass reads
+    assert not np.array_equal(cell.tangents(p, x, dirs, backend="numba", forward=tr), want)
