@@ -398,6 +398,10 @@ def test_task_and_dataset_by_hand():
     ds = dl.delay_dataset(c, 5)
     assert ds.x_train.shape == (7, 5, 2) and ds.x_val.shape[1] == c["n_val"] and ds.x_diag.shape[1] == c["n_diag"]
     assert ds.seed == 212 and ds.task.T == 7 and ds.readout == "every"
+    fixed = task.dataset(0, c["n_val"], c["n_diag"], seed=212)       # validation and held-out: the seed's own
+    for k in ("x_val", "y_val", "x_diag", "y_diag"):
+        np.testing.assert_array_equal(getattr(ds, k), getattr(fixed, k))
+    assert not np.array_equal(dl.delay_dataset(dict(c, seed=213), 5).x_diag, ds.x_diag)
     again = dl.delay_dataset(c, 5)
     np.testing.assert_array_equal(ds.x_train, again.x_train)         # the training stream is seeded
     other = dl.delay_dataset(dict(c, seed=213), 5)
@@ -672,6 +676,7 @@ def test_score_one_class_only_is_inconclusive(fakes):
     rows = [dict(r, learned=True) for r in _rows_delay()]
     sc = dl.score(rows)
     assert sc["n_learned"] == 16 and (sc["verdict"], sc["best"]) == ("inconclusive", None)
+    assert (sc["earlier_verdict"], sc["earlier_best"]) == ("inconclusive", None)
     assert sc["baselines"]["logN_logl"][0] is None and sc["points"]["lag/init"]["auc"][0] is None
     assert sc["points"]["lag/init"]["per_cell"] == {"gru": None, "lstm": None}
     assert sc["points"]["lag/init"]["balanced_accuracy"] is None
@@ -976,7 +981,7 @@ def test_score_scheme_reads_the_nested_models_per_held_out_seed(fakes):
     assert sc["points"]["lag/init"]["nested"]["violation_rate"] == pytest.approx(np.mean(nh[y] > N[y]))
 
 
-def _planted_rows(informative, seed=0):
+def _planted_rows(informative, seed=0, only=None):
     """2 cells × 8 seeds × ℓ* (2, 4, 8, 16) × N (10 … 1000): learned iff a hidden u > 0 that the
     cell, ℓ* and N do not carry; the diagnostic N* = N·2^(−3v) carries v = u (informative) or an
     independent draw (a planted null)."""
@@ -992,7 +997,8 @@ def _planted_rows(informative, seed=0):
                          "c_hat": 0.4}
                     for k in KEYS:
                         null, pt = k.split("/")
-                        r[f"n_star_{null}_{pt}"] = r[f"n_hat_{null}_{pt}"] = N * 2.0 ** (-3 * v)
+                        vk = v if only in (None, k) else rng.normal()
+                        r[f"n_star_{null}_{pt}"] = r[f"n_hat_{null}_{pt}"] = N * 2.0 ** (-3 * vk)
                     rows.append(r)
     return rows
 
@@ -1006,3 +1012,29 @@ def test_score_finds_a_planted_diagnostic_and_not_a_planted_null():
     null = dl.score(_planted_rows(False), n_boot=20)
     assert null["verdict"] == "not reproduced"
     assert all(iv[2] < dl.BRIER_MARGIN for iv in null["intervals"].values())
+    # only full/early carries u: it is the best null × point (by its mean, not by its name)
+    rows = _planted_rows(True, only="full/early")
+    sc = dl.score(rows, n_boot=20)
+    assert sc["best"] == "full/early" and sc["verdict"] == "reproduced"
+    # the nested table's other columns, recomputed from the same scores
+    y = np.array([r["learned"] for r in rows])
+    N = np.array([r["N"] for r in rows], float)
+    d = pr.diagnostic_score(np.array([r["n_star_full_early"] for r in rows]), N)
+    strata = np.array([f"{float(r['delay'])}/{float(r['N'])}" for r in rows])
+    ne = sc["points"]["full/early"]["nested"]
+    assert ne["auc_within_strata"] == pytest.approx(pr.stratified_auc(d, y, strata))
+    assert ne["auc_within_strata"] > 0.9 > sc["points"]["lag/init"]["nested"]["auc_within_strata"]
+    dev = ne["deviance_reduction_seeds"]
+    assert len(dev) == 8 and all(x > 0 for x in dev)                  # the informative model fits better
+    assert all(x < 0.1 for x in sc["points"]["lag/init"]["nested"]["deviance_reduction_seeds"])
+
+
+def test_finding10_lines_one_seed_no_interval_and_no_earlier_rule():
+    # one held-out seed: a mean without an interval; a score written before the earlier rule was kept
+    sc = {k: v for k, v in SC.items() if k not in ("earlier_verdict", "earlier_best")}
+    sc["intervals"] = {**SC["intervals"], "lag/early": [0.12, None, None, 1]}
+    head = dl.finding10_lines({"A16": {"score": sc}})[2]
+    assert "relative Brier reduction per held-out seed 0.12 (1 seed))" in head
+    assert head.endswith("would say: n/a (best None).")
+    sc["intervals"]["lag/early"] = [None, None, None, 0]
+    assert "relative Brier reduction per held-out seed n/a)" in dl.finding10_lines({"A16": {"score": sc}})[2]
