@@ -1068,3 +1068,136 @@ def test_f5_per_cell_nstar_slopes_decide():
     assert v == "not reproduced"                             # one cell out: AND
     (_, v, _, _), = F.f5(_a14_scheme({"gru": (1.2, 1.5, 1.3)}))
     assert v == "inconclusive"                               # straddles 1.3
+
+
+# ----------------------------------------------------------------------------------------------
+# findings 1–5 whole, on one rich hand table (every helper reached through the public rules)
+# ----------------------------------------------------------------------------------------------
+
+
+def _rich():
+    """_r3_scheme plus: a seed whose nested fit failed; a last lag (40) that differs from the one
+    before it (30); author-null windows capped only below the upper half or only under the
+    second-to-last lag; σ̂ that reaches the 1e−12 floor exactly at lag 5; a run without R²; α̂ per
+    seed; A14 with a second cell; A5."""
+    r = _r3_scheme()
+    r["A2"]["sharedgate"]["per_seed_nested_exp"][1] = {"error": "did not converge"}
+    r["A2"]["constgate"]["lags"] = list(range(1, 31)) + [40.0]
+    r["A1_author"]["constgate"]["H_N_seeds"] = [[0, 0, 0, 0, 5, 6, 35, 1.5]] * 3      # 35 < 40, ≥ 30
+    r["A1_author"]["sharedgate"]["H_N_seeds"] = [[0, 0, 120, 0, 5, 6, 7, 8]] * 3      # 120 ≥ 100, lower half
+    r["A1_full"]["constgate"]["H_N_seeds"] = [_h_rate(10)] * 3
+    r["A1_full"]["lstm"]["H_N_seeds"] = [[0, 0, 0, 0, 0, 0, 0, 1.5]] * 3             # share 1.5 / max(1, 1.5)
+    r["A7_author"] = {"constgate": {"lags": [1, 5, 9], "sigma_hat": [1e-3, 1e-12, 0.0]},
+                      "sharedgate": {"lags": [1, 5, 9], "sigma_hat": [1e-3, 1e-6, 1e-9]}}
+    r["A8"]["gru"]["final_val_r2"] = [0.54, None, 0.54]
+    r["A6"] = {c: {"mean": 1.9 - 0.01 * i, "fraction_below_1.9": 0.1 * i,
+                   "mean_seeds": [1.9 - 0.01 * i + 0.001 * s for s in range(3)]} for i, c in enumerate(CELLS5)}
+    a14 = _a14_findings([0.9, 1.1, 1.0], a=0.5, b=0.4, ends=(3, 9))["A14"]
+    a14["lstm"] = _a14_findings([1.5, 1.7, 1.6])["A14"]["gru"]
+    r["A14"] = a14
+    r["A5"] = {"pooled": {"slope": 1.04321, "r2": 0.91234, "n": 40}, "gru": {"fit": {"slope": 0.95678}}}
+    return r
+
+
+RICH_EXPECTED = {1: ('inconclusive',
+     ['parts: 1a inconclusive, 1b inconclusive, 1c reproduced',
+      'constgate — 1a decay class: k 1 [0.876, 1.12] (3 seeds), β 0 [-0.124, 0.124] (3 seeds) → reproduced '
+      '(exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2)',
+      "constgate — 1b log2(measured Ĥ_N rate / [A]'s 1/(κ̂λ)) under the full null: 1 [1, 1] (3 seeds) → "
+      'reproduced (region |log2 ratio| ≤ 1; 3 of 3 seeds)',
+      'constgate — 1c Ĥ_N growth share under the author null: -0.1 [-0.1, -0.1] (3 seeds) → reproduced (region ≤ '
+      '0.1; 3 of 3 seeds); σ̂ reaches the floor 1e−12 first at lag 5 (first seed)',
+      'sharedgate — 1a decay class: k 0.975 [0.657, 1.29] (2 seeds, 1 undefined), β -0.025 [-0.343, 0.293] (2 '
+      'seeds, 1 undefined) → inconclusive (exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2)',
+      "sharedgate — 1b log2(measured Ĥ_N rate / [A]'s 1/(κ̂λ)) under the full null: n/a (3 seeds undefined) → "
+      'inconclusive (region |log2 ratio| ≤ 1; 0 of 0 seeds)',
+      'sharedgate — 1c Ĥ_N growth share under the author null: 0.025 [0.025, 0.025] (3 seeds) → reproduced '
+      '(region ≤ 0.1; 3 of 3 seeds); σ̂ reaches the floor 1e−12 first at lag none (never) (first seed)'],
+     "rule (docs/experiments.md §5.5.2): each part's 95% seed interval against its region, AND over parts and "
+     'cells'),
+ 2: ('reproduced',
+     ['parts: 2a reproduced, 2b reproduced',
+      'diaggate — 2a decay class: k 0.5 [0.376, 0.624] (3 seeds), β 0 [-0.124, 0.124] (3 seeds) → reproduced '
+      "(exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2; slower: k's interval below 0.8 or β's above 0.2)",
+      'diaggate — 2b Ĥ_N growth share under the full null: 1 [1, 1] (3 seeds) → reproduced (region > 0.1; 3 of 3 '
+      'seeds)',
+      'gru — 2a decay class: k 0.5 [0.376, 0.624] (3 seeds), β 0 [-0.124, 0.124] (3 seeds) → reproduced '
+      "(exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2; slower: k's interval below 0.8 or β's above 0.2)",
+      'gru — 2b Ĥ_N growth share under the full null: 1 [1, 1] (3 seeds) → reproduced (region > 0.1; 3 of 3 '
+      'seeds)',
+      'lstm — 2a decay class: k 0.5 [0.376, 0.624] (3 seeds), β 0 [-0.124, 0.124] (3 seeds) → reproduced '
+      "(exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2; slower: k's interval below 0.8 or β's above 0.2)",
+      'lstm — 2b Ĥ_N growth share under the full null: 1 [1, 1] (3 seeds) → reproduced (region > 0.1; 3 of 3 '
+      'seeds)'],
+     "rule (docs/experiments.md §5.5.2): each part's 95% seed interval against its region, AND over parts and "
+     'cells'),
+ 3: ('not reproduced',
+     ['constgate: IQR of log10 τ per seed 0.11 ± 0.01 (0.1…0.12, 3 seeds), −λ -0.1 ± 1.7e-17 (-0.1…-0.1, 3 '
+      'seeds), Ĥ_N at the largest N (full null) 50.7 ± 0 (50.7…50.7, 3 seeds)',
+      'sharedgate: IQR of log10 τ per seed 0.21 ± 0.01 (0.2…0.22, 3 seeds), −λ -0.09 ± 0 (-0.09…-0.09, 3 seeds), '
+      'Ĥ_N at the largest N (full null) 11 ± 0 (11…11, 3 seeds)',
+      'diaggate: IQR of log10 τ per seed 0.31 ± 0.01 (0.3…0.32, 3 seeds), −λ -0.08 ± 0 (-0.08…-0.08, 3 seeds), '
+      'Ĥ_N at the largest N (full null) 12 ± 0 (12…12, 3 seeds)',
+      'gru: IQR of log10 τ per seed 0.41 ± 0.01 (0.4…0.42, 3 seeds), −λ -0.07 ± 0 (-0.07…-0.07, 3 seeds), Ĥ_N at '
+      'the largest N (full null) 13 ± 0 (13…13, 3 seeds)',
+      'lstm: IQR of log10 τ per seed 0.51 ± 0.01 (0.5…0.52, 3 seeds), −λ -0.06 ± 0 (-0.06…-0.06, 3 seeds), Ĥ_N at '
+      'the largest N (full null) 1.5 ± 0 (1.5…1.5, 3 seeds)',
+      'per-seed Spearman ρ(IQR log10 τ, decay (−λ)) over 5 cells: 1 [1, 1] (3 seeds) → reproduced (region > 0.3; '
+      '3 of 3 seeds); pooled within-seed ρ 1.00, permutation p 0.0001',
+      'per-seed Spearman ρ(IQR log10 τ, Ĥ_N) over 5 cells: -0.6 [-0.6, -0.6] (3 seeds) → not reproduced (region > '
+      '0.3; 0 of 3 seeds); pooled within-seed ρ -0.60, permutation p 0.0405'],
+     "rule: both halves' 95% seed intervals of ρ above 0.3 (docs/experiments.md §5.5.2)"),
+ 4: ('reproduced',
+     ['constgate: mean α̂ = 1.900 (per seed 1.9 ± 0.001 (1.9…1.9, 3 seeds)), fraction α̂ < 1.9 = 0.00',
+      'sharedgate: mean α̂ = 1.890 (per seed 1.89 ± 0.001 (1.89…1.89, 3 seeds)), fraction α̂ < 1.9 = 0.10',
+      'diaggate: mean α̂ = 1.880 (per seed 1.88 ± 0.001 (1.88…1.88, 3 seeds)), fraction α̂ < 1.9 = 0.20',
+      'gru: mean α̂ = 1.870 (per seed 1.87 ± 0.001 (1.87…1.87, 3 seeds)), fraction α̂ < 1.9 = 0.30',
+      'lstm: mean α̂ = 1.860 (per seed 1.86 ± 0.001 (1.86…1.86, 3 seeds)), fraction α̂ < 1.9 = 0.40',
+      'mean α̂ (constgate, sharedgate) − mean α̂ (diaggate, gru, lstm), per seed: 0.025 [0.025, 0.025] (3 seeds) '
+      '→ reproduced (region > 0.02; 3 of 3 seeds); through κ: 1/κ̂ of the slow cells is -1.5% against the fast '
+      "cells' ([A]'s growth exponents scale as 1/κ)"],
+     'rule: the 95% seed interval of the gap above 0.02 (docs/experiments.md §5.5.2)'),
+ 5: ('not reproduced',
+     ['pooled slope of log N̂ on −κ̂ log f (A5): 1.04, R² 0.912, n 40',
+      'gru: slope 0.957',
+      'master slope, three ways: pooled points 1.00 (R² 0.90, per seed 1.00 ± 0.10 (0.90…1.10, 3 seeds)); '
+      "author's way (seed means in the power-law window, α̂ > 1.01) per cell gru 1.00; with N* for N̂ 1.00 (per "
+      'seed 1.00 ± 0.10 (0.90…1.10, 3 seeds))',
+      'gru: |m̄| ∝ f^a, a = 0.50 ± 0.00 (0.50…0.50, 3 seeds); σ̂ ∝ f^b, b = 0.40 ± 0.00 (0.40…0.40, 3 seeds); '
+      'predicted slope a − b = 0.10 ± 0.00 (0.10…0.10, 3 seeds); median κ̂ 2.00 ± 0.00 (2.00…2.00, 3 seeds); of '
+      '20 lags, at the smallest N 3.0 ± 0.0 (3.0…3.0, 3 seeds), never 9.0 ± 0.0 (9.0…9.0, 3 seeds); slope with N̂ '
+      '1.00 ± 0.10 (0.90…1.10, 3 seeds), with N* 1.00 ± 0.10 (0.90…1.10, 3 seeds) → |m̄| falls more slowly than f '
+      '(a = 0.50 < 0.7); σ̂ falls with ℓ (b = 0.40 > 0.3); the grid clamps most lags (12.0 of 20 at its ends)',
+      'lstm: |m̄| ∝ f^a, a = 1.00 ± 0.00 (1.00…1.00, 3 seeds); σ̂ ∝ f^b, b = 0.00 ± 0.00 (0.00…0.00, 3 seeds); '
+      'predicted slope a − b = 1.00 ± 0.00 (1.00…1.00, 3 seeds); median κ̂ 2.00 ± 0.00 (2.00…2.00, 3 seeds); of '
+      '20 lags, at the smallest N 0.0 ± 0.0 (0.0…0.0, 3 seeds), never 0.0 ± 0.0 (0.0…0.0, 3 seeds); slope with N̂ '
+      '1.60 ± 0.10 (1.50…1.70, 3 seeds), with N* 1.60 ± 0.10 (1.50…1.70, 3 seeds) → no single factor breaks it',
+      'gru — master slope with N* per seed: 1 [0.752, 1.25] (3 seeds) → reproduced (region |slope − 1| ≤ 0.3; 3 '
+      'of 3 seeds)',
+      'lstm — master slope with N* per seed: 1.6 [1.35, 1.85] (3 seeds) → not reproduced (region |slope − 1| ≤ '
+      '0.3; 0 of 3 seeds)',
+      'beside it, the pooled slope (all cells, N̂) per seed: 1 [0.752, 1.25] (3 seeds) → reproduced by the same '
+      'region (does not decide)'],
+     "rule: each cell's 95% seed interval of the N* slope inside 1 ± 0.3, AND over cells (docs/experiments.md "
+     '§5.5.2)')}
+
+
+def test_findings_1_to_5_whole_on_a_rich_table():
+    """Checked by hand: constgate 1b — slope 10 per ln N against [A]'s 1/(κλ) = 1/(2 · 0.1) = 5: log2 2 = 1;
+    1c — (1.5 − 5)/35 = −0.1 (35 < the last lag 40: not capped); sharedgate 1c — (8 − 5)/120 = 0.025; the
+    floor first at lag 5 (σ̂ = 1e−12 counts); lstm 2b — 1.5/1.5 = 1; finding 4's gap 0.025 per seed."""
+    out = F.findings(_rich())
+    assert {k: (v[1], v[2], v[3]) for k, v in out.items()} == RICH_EXPECTED
+    assert list(out) == [1, 2, 3, 4, 5] and all(v[0] == k for k, v in out.items())
+    r = _rich()
+    del r["A7_author"]["sharedgate"]                     # no σ̂ for that cell under the author null
+    assert F.findings(r)[1][2][-1].endswith("σ̂ reaches the floor 1e−12 first at lag n/a (first seed)")
+
+
+def test_view_swaps_in_every_figure_of_the_null():
+    r = {"A1": 1, "A2": 2, "A1_full": 11, "A4_full": 14, "A5_full": 15, "A6_full": 16, "A7_full": 17, "A14_full": 24}
+    data, name = F.view(r, "full")
+    assert name == "full" and data == {**r, "A1": 11, "A4": 14, "A5": 15, "A6": 16, "A7": 17, "A14": 24}
+    assert F.view(r, "lag") == (r, "lag")
+    assert F.view({"A1": 1}, "author") == ({"A1": 1}, None)
+    assert F.gate({"A8": {"gru": {"r2_ceiling": 0.9}}}) == "no R² for gru's networks"
