@@ -328,3 +328,42 @@ def test_set_aside_title_is_the_written_title(fake_studies, tmp_path):
     fa.write_findings({}, "smoke", path)
     assert path.read_text().split("\n", 1)[0] == fa.findings_title("smoke") == "# Findings (docs/experiments.md §5.5), preset `smoke`"
     assert fa.set_aside(path, "smoke") is None
+
+
+def test_rules_changed_table_whole_frame():
+    lines = fa.rules_changed_lines({7: (7, "reproduced", [], "")}, "quick")
+    assert lines[:4] == ["## Rules changed (issue 43: every finding decided by an interval against a margin)", "",
+                         "| # | old rule | new rule | old verdict | new verdict | why |", "|---|---|---|---|---|---|"]
+    assert lines[10] == ("| 7 | every slope within 2 ± 0.1 | each model's seed interval inside 2 ± 0.1 | reproduced | "
+                         "reproduced | every-seed rule |")
+    assert lines[14:] == ["", "The old verdicts are those published before the change (commit 8ce2d38); the "
+                          "detection rule changed with them (the lower bound of |m̄|, docs/statistics.md §3.3.3), so "
+                          "a new verdict reflects both.", ""]
+
+
+def test_write_findings_rules_table_reads_the_studies_headline_verdicts(monkeypatch, tmp_path):
+    # a study whose finding is a headline only (as A15/A16's 9 and 10): its verdict, not "not run"; a
+    # headline without a verdict stays "not run"
+    s = _study("s10", findings=lambda r: {}, headline=lambda r: [(10, "Ten", "inconclusive"), (9, "Nine", None)])
+    monkeypatch.setattr(fa, "studies", SimpleNamespace(STUDIES=[s]))
+    path = tmp_path / "FINDINGS.md"
+    fa.write_findings({}, "quick", path)
+    text = path.read_text()
+    want = fa.rules_changed_lines({10: (10, "inconclusive", [], "")}, "quick")
+    assert "\n".join(want[4:14]) in text
+    assert want[12].split(" | ")[4] == "not run" and want[13].split(" | ")[4] == "inconclusive"
+
+
+def test_set_aside_reads_any_bytes_and_the_title_line_exactly(tmp_path):
+    path = tmp_path / "FINDINGS.md"
+    path.write_bytes(b"\xff\xfe not UTF-8\n")                          # foreign bytes: kept aside, no error
+    assert fa.set_aside(path, "quick") == tmp_path / "FINDINGS.kept.md"
+    path.write_text(fa.findings_title("quick") + " \n")               # a trailing space: not lwsim's title
+    assert fa.set_aside(path, "quick") == tmp_path / "FINDINGS.kept-2.md"
+
+
+def test_merge_earlier_adds_no_second_final_newline():
+    new = "# Findings (docs/experiments.md §5.5), preset `quick`\n\n## A\n\nNot run in this call\n"
+    old = "# Findings (docs/experiments.md §5.5), preset `quick`\n\n## A\n\nkept\n"
+    out = fa.merge_earlier(new, old)
+    assert out.endswith("kept\n") and not out.endswith("\n\n")
