@@ -695,3 +695,38 @@ def test_nested_by_group_refuses_infinite_scores():
         pr.nested_by_group([np.inf, 0.0], [0.0, 0.0], [1, 0], [0, 0])
     with pytest.raises(ValueError, match=r"\bscore1\b"):
         pr.nested_by_group([0.0, 0.0], [0.0, -np.inf], [1, 0], [0, 0])
+
+
+def test_nested_by_group_zero_base_brier_label_length_and_plain_keys():
+    # s = 40: e^{−40} ≈ 4e−18 is below half an ulp of 1, so p = 1 exactly and B0 = B1 = 0: reduction None
+    zero = pr.nested_by_group([40.0, 40.0], [40.0, 40.0], [1, 1], [7, 7])
+    assert zero[7]["brier0"] == 0.0 and zero[7]["brier1"] == 0.0 and zero[7]["brier_reduction"] is None
+    # one label per row, checked against the scores
+    for lab in ([1, 0, 1], [1]):
+        with pytest.raises(ValueError, match=r"\blabel\b"):
+            pr.nested_by_group([0.0, 0.0], [0.0, 0.0], lab, [0, 0])
+    # the groups come back as plain Python values (int from an int array, str from an object array)
+    out = pr.nested_by_group([0.0, 0.0], [0.0, 0.0], [1, 0], np.array([3, 5]))
+    assert [type(k) for k in out] == [int, int] and list(out) == [3, 5]
+    obj = pr.nested_by_group([0.0, 0.0], [0.0, 0.0], [1, 0], np.array(["s1", "s2"], dtype=object))
+    assert list(obj) == ["s1", "s2"] and all(type(k) is str for k in obj)
+    assert obj["s1"]["brier0"] == pytest.approx(0.25)            # p = ½ against y = 1
+
+
+def test_stratified_auc_skips_one_class_strata_quietly_and_names_its_arguments():
+    import warnings
+    # stratum a ranks its positive above its negative (AUC 1); stratum n holds only negatives and
+    # stratum p only positives: both are left out, so the mean is 1
+    s, y, st = [1.0, 2.0, 5.0, 0.0, 9.0], [0, 1, 0, 0, 1], ["a", "a", "n", "n", "p"]
+    assert pr.stratified_auc(s, y, st) == 1.0
+    # no stratum with both classes: NaN, without a warning (no mean of an empty list)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(pr.stratified_auc([1.0, 2.0], [0, 0], ["a", "b"]))
+    for lab in ([0, 1, 1], [1]):
+        with pytest.raises(ValueError, match=r"\blabel\b"):
+            pr.stratified_auc([1.0, 2.0], lab, ["a", "a"])
+    with pytest.raises(ValueError, match=r"\bscore\b"):
+        pr.stratified_auc([np.nan, 2.0], [0, 1], ["a", "a"])
+    with pytest.raises(TypeError, match=r"\bscore\b"):
+        pr.stratified_auc([[1.0, 2.0]], [0, 1], ["a", "a"])
