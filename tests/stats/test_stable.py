@@ -190,6 +190,11 @@ def test_sas_tail_quantile_table_and_types(monkeypatch):
             stb.sas_tail_quantile(bad)
     with pytest.raises(ValueError, match=r"\balpha\b"):
         stb.sas_tail_quantile(np.nan)
+    # the message names the first value outside [1, 2], not an endpoint or an inside value before it
+    with pytest.raises(ValueError, match=r"\balpha\b.*got 2\.5$"):
+        stb.sas_tail_quantile(np.array([1.0, 1.5, 2.0, 2.5]))
+    with pytest.raises(ValueError, match=r"\balpha\b.*got 0\.5$"):
+        stb.sas_tail_quantile(np.array([2.0, 0.5]))
 
 
 def test_mean_lower_bound_by_hand_and_bad_input():
