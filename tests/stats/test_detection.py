@@ -843,3 +843,27 @@ def test_lower_bound_under_the_full_null_uses_the_lags_own_samples():
 def stable_q(a):
     from lwsim.stats.stable import sas_tail_quantile
     return sas_tail_quantile(a)
+
+
+def test_lower_bound_full_null_own_fit_is_the_centred_mcculloch_fit_to_the_last_bit():
+    # under noise="full" the lag's own (α̂, σ̂) is the McCulloch fit of its samples around m̄, the
+    # same fit noise="lag" makes with method="mcculloch" and no bootstrap: the two bounds agree
+    # exactly. The samples sit at 2²⁰ with a spread of a few hundred ulps (2⁻³² each), so any
+    # offset (e.g. around +m̄ ≈ 2²¹, where the ulp doubles) would round the quantiles and move σ̂
+    rng = np.random.default_rng(3)
+    x = 2.0 ** 20 + np.round(rng.standard_cauchy(2000) * 50) * 2.0 ** -32
+    full = det.detection_table([x], [1], [10, 100], noise="full", noise_samples=rng.standard_normal(200))
+    lag = det.detection_table([x], [1], [10, 100], method="mcculloch", n_boot=0)
+    assert full.mean_bound == lag.mean_bound == "lower"
+    assert 0.0 < full.mean_lo[0] < full.mean[0]
+    np.testing.assert_array_equal(full.mean_lo, lag.mean_lo)
+
+
+def test_table_argument_errors_name_the_argument_and_what_was_given():
+    # no lags at all, under either null: the lags are refused (not an index error on the empty rows)
+    for kw in (dict(), dict(noise="full", noise_samples=np.ones(50))):
+        with pytest.raises(ValueError, match=r"\blags\b.*at least 1"):
+            det.detection_table(np.empty((0, 50)), [], [10], **kw)
+    rows = [1.0 + np.tile([-1.0, 1.0], 20)]
+    with pytest.raises(TypeError, match=r"\bcap_budget\b.*got int$"):
+        det.detection_table(rows, [1], [10], cap_budget=1)
