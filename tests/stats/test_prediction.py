@@ -670,7 +670,7 @@ def test_nested_by_group_by_hand():
     assert out[1]["brier_reduction"] == pytest.approx(0.75)
     assert out[1]["deviance0"] == pytest.approx(2 * np.log(2)) and out[1]["deviance1"] == pytest.approx(-2 * np.log(0.75))
     assert out[2]["brier_reduction"] == pytest.approx(0.0) and list(out) == [1, 2]
-    # a perfect base model (B0 = 0 is impossible with finite scores, so a huge one): reduction defined
+    # a near-perfect base model: B0 tiny but > 0, so the reduction is defined (B0 = 0 exactly gives None)
     big = pr.nested_by_group([50.0, -50.0], [50.0, -50.0], [1, 0], [0, 0])
     assert big[0]["brier_reduction"] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match=r"\bscore1\b"):
