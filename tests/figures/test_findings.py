@@ -367,3 +367,6 @@ def test_merge_earlier_adds_no_second_final_newline():
     old = "# Findings (docs/experiments.md §5.5), preset `quick`\n\n## A\n\nkept\n"
     out = fa.merge_earlier(new, old)
     assert out.endswith("kept\n") and not out.endswith("\n\n")
+    # nothing replaced: the text comes back as it is, its one final newline included
+    done = "# Findings (docs/experiments.md §5.5), preset `quick`\n\n## A\n\ncomputed\n"
+    assert fa.merge_earlier(done, old) == done
