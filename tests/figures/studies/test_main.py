@@ -1201,3 +1201,94 @@ def test_view_swaps_in_every_figure_of_the_null():
     assert F.view(r, "lag") == (r, "lag")
     assert F.view({"A1": 1}, "author") == ({"A1": 1}, None)
     assert F.gate({"A8": {"gru": {"r2_ceiling": 0.9}}}) == "no R² for gru's networks"
+
+
+def test_f1_f2_edges_missing_cells_fallbacks_caps_and_boundaries():
+    flat = [[0, 0, 0, 0, 5, 5, 5, 5]] * 3
+    # a fast cell without A2 is skipped (the other still read); a cell missing under a null reads A1
+    r = _scheme_r(h_author=flat)
+    del r["A2"]["constgate"], r["A1_full"]["sharedgate"], r["A1_author"]["sharedgate"]
+    (_, rows1), (_, rows2) = _rows(F.f1_f2(r), 1), _rows(F.f1_f2(r), 2)
+    assert [x.split(" — ")[0] for x in rows1[1:]] == ["sharedgate"] * 3
+    r2 = _scheme_r(h_author=flat)
+    assert rows1[2] == _rows(F.f1_f2(r2), 1)[1][5]           # 1b from A1 = A1_full here: the same row
+    # A1's windows: (h[-1] − h[4]) / h[-1] = 10 ln 8 / (10 ln 3200 − 30) = 0.41
+    assert rows1[3].startswith("sharedgate — 1c Ĥ_N growth share under the author null: 0.41 [0.41, 0.41]")
+    # 1b counts the seeds within 0 ± 1 (log2 ratios 0, ±0.14): all three
+    assert _rows(F.f1_f2(r2), 1)[1][2].endswith("(region |log2 ratio| ≤ 1; 3 of 3 seeds)")
+    # single-null data: every part names "the null of this section"
+    one = {k: v for k, v in _scheme_r(h_author=flat).items() if "_" not in k}
+    rows = _rows(F.f1_f2(one), 1)[1]
+    assert "1b log2(measured Ĥ_N rate / [A]'s 1/(κ̂λ)) under the null of this section:" in rows[2]
+    assert "1c Ĥ_N growth share under the null of this section:" in rows[3]
+    # windows reaching the last lag (100) in the upper half: the growth cannot be read (n/a)
+    capped = [[0, 0, 0, 0, 50, 80, 100, 100]] * 3
+    rows = _rows(F.f1_f2(_scheme_r(h_full=capped, h_author=capped)), 2)[1]
+    assert rows[2].startswith("diaggate — 2b Ĥ_N growth share under the full null: n/a (3 seeds undefined)")
+    rows = _rows(F.f1_f2(_scheme_r(h_full=capped, h_author=capped)), 1)[1]
+    assert rows[3].startswith("constgate — 1c Ĥ_N growth share under the author null: n/a (3 seeds undefined)")
+    assert "under the full null: n/a (3 seeds undefined)" in rows[2]          # 1b: one point below the cap
+    # 2a at its boundaries (two seeds: exact intervals): k's interval at 0.8 is not below it, and an
+    # exponential-class cell (k ≥ 0.8, |β| ≤ 0.2) is "not reproduced"
+    v, rows = _rows(F.f1_f2(_scheme_r(k=(1.0, 1.0), slow_k=(0.8, 0.8), beta=(0.0, 0.0))), 2)
+    assert rows[1].endswith("→ not reproduced (exponential class: |k − 1| ≤ 0.2 and |β| ≤ 0.2; slower: k's "
+                            "interval below 0.8 or β's above 0.2)")
+    v, rows = _rows(F.f1_f2(_scheme_r(k=(1.0, 1.0), slow_k=(0.9, 0.9), beta=(0.2, 0.2))), 2)
+    assert " → not reproduced (" in rows[1]
+
+
+def test_f3_needs_three_cells_with_spectra_and_reads_each_null():
+    r = _r3_scheme()
+    r["A3"] = {c: r["A3"][c] for c in CELLS5[:2]}
+    assert F.f3(r) == [(3, "inconclusive", F.f3(r)[0][2], "needs at least 3 cells and per-seed spectra (A3)")]
+    r["A8"]["gru"]["final_val_r2"] = [0.1, 0.1, 0.1]
+    assert F.f3(r)[0][1] == "withheld"
+    # three cells suffice; a cell without A2 is left out; a cell missing under the full null reads A1
+    r = _r3_scheme()
+    r["A3"] = {c: r["A3"][c] for c in CELLS5[:3]} | {"rnn": r["A3"]["lstm"]}
+    del r["A1_full"]["diaggate"]
+    (_, v, rows, _), = F.f3(r)
+    assert [x.split(":")[0] for x in rows[:3]] == ["constgate", "sharedgate", "diaggate"]
+    assert rows[2].endswith("Ĥ_N at the largest N (full null) 50.7 ± 0 (50.7…50.7, 3 seeds)")  # A1: 10 ln 3200 − 30
+    assert "over 3 cells" in rows[3]
+    # one seed: no interval, but the per-seed ρ rows are still written
+    r = _r3_scheme()
+    for c in CELLS5:
+        r["A3"][c]["log10_tau_iqr_seeds"] = r["A3"][c]["log10_tau_iqr_seeds"][:1]
+    (_, v, rows, _), = F.f3(r)
+    assert v == "inconclusive" and rows[5].startswith("per-seed Spearman ρ(IQR log10 τ, decay (−λ)) over 5 cells: 1 (1 seed: no interval) → inconclusive")
+    # single-null data names the lag null; below the ceiling the rows end "withheld"
+    one = {k: v for k, v in _r3_scheme().items() if "_" not in k}
+    one["A1"] = _r3_scheme()["A1_full"]                   # windows that differ across cells
+    assert "(lag null)" in F.f3(one)[0][2][0]
+    low = _r3_scheme(); low["A8"]["gru"]["final_val_r2"] = [0.1, 0.1, 0.1]
+    (_, v, rows, _), = F.f3(low)
+    assert v == "withheld" and rows[-1].startswith("**withheld**: networks at")
+
+
+def test_f4_f5_withheld_and_f5_without_a14():
+    low = _rich()
+    low["A8"]["gru"]["final_val_r2"] = [0.1, 0.1, 0.1]
+    for fn in (F.f4, F.f5):
+        (_, v, rows, _), = fn(low)
+        assert v == "withheld" and rows[-1].startswith("**withheld**: networks at")
+    only_a5 = {"A5": {"pooled": {"slope": None, "r2": 0.5, "n": 3}}}
+    assert F.f5(only_a5) == [(5, "inconclusive", ["pooled slope of log N̂ on −κ̂ log f (A5): n/a, R² 0.5, n 3"],
+                              "needs A14 (the per-seed N* slopes)")]
+    r = _rich()
+    r["A14"]["pooled"]["author_per_cell"] = {"gru": 1.0, "lstm": 1.5}
+    assert any("per cell gru 1.00, lstm 1.50; with N*" in x for x in F.f5(r)[0][2])
+
+
+def test_growth_rate_log2_edges():
+    h3 = [0, 0, 0, 0, 0] + _h_rate(10)[5:]                 # exactly three usable points: defined
+    assert F.growth_rate_log2(h3, N8, 0.05, 2.0, 100) == pytest.approx(0.0, abs=1e-9)
+    h_small = [x / 100 for x in _h_rate(10, 0.0)]           # Ĥ_N in (0, 1): every point usable
+    assert F.growth_rate_log2(h_small, N8, 0.05, 2.0, None) == F.RATIO_FLOOR_LOG2 == -6.0  # ratio 0.01 < 1/64
+    assert F.growth_rate_log2(_h_rate(10), N8, 0.1, 0.5, None) == pytest.approx(np.log2(0.5))    # κ in (0, 1]
+    assert F.growth_rate_log2(_h_rate(10), N8, 0.05, 0.0, 100) is None
+
+
+def test_view_of_the_lag_null_is_the_data_itself():
+    r = {"A1": 1, "A1_lag": 2}
+    assert F.view(r, "lag") == (r, "lag")
