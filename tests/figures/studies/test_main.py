@@ -1292,3 +1292,14 @@ def test_growth_rate_log2_edges():
 def test_view_of_the_lag_null_is_the_data_itself():
     r = {"A1": 1, "A1_lag": 2}
     assert F.view(r, "lag") == (r, "lag")
+
+
+def test_f1_f2_without_fast_cells_still_gives_finding_2_and_f3_needs_a2():
+    r = _scheme_r()
+    for c in F.FAST:
+        del r["A1"][c], r["A2"][c]
+    assert [n for n, *_ in F.f1_f2(r)] == [2]
+    r = _r3_scheme()
+    r["A3"]["rnn"] = r["A3"]["lstm"]
+    r["A1"]["rnn"] = r["A1"]["lstm"]                     # in A1 but not in A2: left out
+    assert "over 5 cells" in F.f3(r)[0][2][-1]
