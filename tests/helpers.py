@@ -98,3 +98,27 @@ def _setup(name="diaggate", H=4, D=2, T=7, B=3, seed=0):
 
 def _sig(a):
     return 1.0 / (1.0 + np.exp(-a))
+
+
+# The trainers' small problem (tests/backends/numba/test_fused.py and test_lanes.py): sizes, task,
+# data (with n_out = 2 its targets twice, the second scaled: two read-out units) and cells
+TRAINER_T, TRAINER_D, TRAINER_H = 12, 3, 5
+
+
+def trainer_task():
+    from lwsim import tasks
+    return tasks.make("multilag", T=TRAINER_T, D=TRAINER_D, seed=3, lags=(1, 3), coefs=(0.8, 0.5), sigma_y=0.2)
+
+
+def trainer_data(n_out, n_train=21, n_val=9):
+    ds = trainer_task().dataset(n_train=n_train, n_val=n_val, seed=2)
+    if n_out == 1:
+        return ds
+    two = (lambda y: np.concatenate([y, -0.5 * y], axis=2))
+    return (ds.x_train, two(ds.y_train), ds.x_val, two(ds.y_val))
+
+
+def trainer_cell(name, opts, dtype):
+    opts = dict(opts)
+    n_out = opts.pop("n_out", 1)
+    return lwsim.make_cell(name, TRAINER_D, TRAINER_H, n_out, dtype=dtype, **opts)

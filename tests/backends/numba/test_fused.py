@@ -13,12 +13,13 @@ import lwsim
 from lwsim import optim, tasks
 from lwsim.backends.numba import fused
 from lwsim.train import train
+from helpers import TRAINER_D, TRAINER_H, TRAINER_T, trainer_cell, trainer_data, trainer_task
 
 
 pytest.importorskip("numba")
 
 
-T, D, H = 12, 3, 5
+T, D, H = TRAINER_T, TRAINER_D, TRAINER_H
 
 
 # every cell and option the studies use, each with an optimizer (so each optimizer meets several
@@ -40,23 +41,10 @@ CASES = [
 ]
 
 
-def _task():
-    return tasks.make("multilag", T=T, D=D, seed=3, lags=(1, 3), coefs=(0.8, 0.5), sigma_y=0.2)
+_task = trainer_task
 
 
-def _data(n_out, n_train, n_val):
-    """A multilag dataset; with n_out = 2 its targets twice, the second scaled (two read-out units)."""
-    ds = _task().dataset(n_train=n_train, n_val=n_val, seed=2)
-    if n_out == 1:
-        return ds
-    two = (lambda y: np.concatenate([y, -0.5 * y], axis=2))
-    return (ds.x_train, two(ds.y_train), ds.x_val, two(ds.y_val))
-
-
-def _cell(name, opts, dtype):
-    opts = dict(opts)
-    n_out = opts.pop("n_out", 1)
-    return lwsim.make_cell(name, D, H, n_out, dtype=dtype, **opts)
+_data, _cell = trainer_data, trainer_cell          # tests/helpers.py: the trainers' problem
 
 
 def _count_calls(monkeypatch):

@@ -17,10 +17,11 @@ import lwsim
 from lwsim import tasks
 from lwsim.backends.numba import lanes
 from lwsim.train import train
+from helpers import TRAINER_D, TRAINER_H, TRAINER_T, trainer_cell, trainer_data, trainer_task
 
 pytest.importorskip("numba")
 
-T, D, H = 12, 3, 5
+T, D, H = TRAINER_T, TRAINER_D, TRAINER_H
 RTOL = {"float64": 1e-12, "float32": 1e-4}
 
 CELLS = [("gru", {"convention": "torch"}), ("gru", {"convention": "torch", "bias": False}),
@@ -30,22 +31,10 @@ OPTS = [("sgd", {"lr": 0.05}), ("momentum", {"lr": 0.02, "nesterov": True, "weig
         ("adam", {"lr": 0.02, "amsgrad": True, "weight_decay": 1e-3}), ("adamw", {"lr": 0.02, "weight_decay": 1e-2})]
 
 
-def _task():
-    return tasks.make("multilag", T=T, D=D, seed=3, lags=(1, 3), coefs=(0.8, 0.5), sigma_y=0.2)
+_task = trainer_task
 
 
-def _data(n_out, n_train=21, n_val=9):
-    ds = _task().dataset(n_train=n_train, n_val=n_val, seed=2)
-    if n_out == 1:
-        return ds
-    two = (lambda y: np.concatenate([y, -0.5 * y], axis=2))
-    return (ds.x_train, two(ds.y_train), ds.x_val, two(ds.y_val))
-
-
-def _cell(name, opts, dtype):
-    opts = dict(opts)
-    n_out = opts.pop("n_out", 1)
-    return lwsim.make_cell(name, D, H, n_out, dtype=dtype, **opts)
+_data, _cell = trainer_data, trainer_cell          # tests/helpers.py: the trainers' problem
 
 
 def _rel(a, b):
