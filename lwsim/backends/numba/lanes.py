@@ -39,6 +39,7 @@ from numba import njit
 
 from .common import like, sigmoid, tanh
 from .fused import FusedSteps, _carve, _fill_ops, _finish, _start
+from .readout import loss_count
 
 EXACT = dict(cache=True, error_model="numpy")     # no fast-math: no FMA, no re-association
 # Lanes are padded to a multiple of PAD (one 256-bit register of float32), so no batch leaves a
@@ -193,12 +194,7 @@ def _loss(yhat, y, w, lacc, dbacc, nb0):
     """L (float64) and ∂L/∂ŷ written over yhat; Σ_{t,b} ∂L/∂ŷ per read-out unit into dbacc (O,)
     float64. Lane accumulators lacc (nb,) float64."""
     T, O, nb = yhat.shape
-    count = 0.0
-    for t in range(T):
-        count += w[t]
-    count *= nb0 * O
-    cnt = like(yhat[0, 0, 0], count)
-    two = like(cnt, 2.0)
+    count, cnt, two = loss_count(w, nb0, O, yhat[0, 0, 0])
     for b in range(nb):
         lacc[b] = 0.0
     for o in range(O):
@@ -466,6 +462,8 @@ def _scratch(R, rows, H, K, O, dt):
             np.zeros(max(K, H) * B, dt), np.zeros(B), np.zeros(O))
 
 
+# One four-line loop per family, as in fused.py: numba caches neither a function passed as an
+# argument nor a closure, so the step loops cannot share one body.
 @njit(**EXACT)
 def torch_steps(R, ops, Da):
     H = ops[6].shape[1]

@@ -123,15 +123,23 @@ def output_error_row(dyr, W_out, hrow, dl, dWo):
 
 
 @njit(**KERNEL)
+def loss_count(w, n, O, proto):
+    """(count in float64, count and 2 in ``proto``'s dtype): count = Σ_t w_t · n · O, the mean-squared
+    loss's divisor over n sequences and O read-out units (shared with the lanes kernels: the same
+    roundings)."""
+    count = 0.0
+    for t in range(w.shape[0]):
+        count += w[t]
+    count *= n * O
+    cnt = like(proto, count)
+    return count, cnt, like(cnt, 2.0)
+
+
+@njit(**KERNEL)
 def loss_kernel(yhat, y, w):
     """(L, ∂L/∂ŷ, ∂L/∂b_out): L accumulated in float64 in (t, b, o) order, ∂L/∂ŷ = 2 w (ŷ − y)/count."""
     T, B, O = yhat.shape
-    count = 0.0
-    for t in range(T):
-        count += w[t]
-    count *= B * O
-    cnt = like(yhat[0, 0, 0], count)
-    two = like(cnt, 2.0)
+    count, cnt, two = loss_count(w, B, O, yhat[0, 0, 0])
     loss = 0.0
     dy = np.empty_like(yhat)
     db = np.zeros(O)
